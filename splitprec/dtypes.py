@@ -1,0 +1,122 @@
+"""The table of split schemes: one frozen :class:`SplitDType` record per scheme, and its registry.
+
+Names follow ``<part format>x<number of narrow products>`` (``tf32x3``, ``bf16x9``); single-term
+schemes carry the bare format name (``tf32``, ``bf16``, ``fp16``). A value ``x`` of the target
+precision is split into ``terms`` parts of the ``base`` format: ``hi``, ``mid``, ``lo``. Part ``i``
+is stored multiplied by ``2**(i*shift)`` so that it stays in the base format's normal range, and
+schemes with ``scaling == "pow2"`` also scale each row of A and column of B by a power of two.
+A product ``A @ B`` is the sum of the narrow products ``A_i @ B_j`` over ``products``, smallest first.
+Everything per-scheme (split, engines, bounds, kernel dispatch) reads these records.
+"""
+from dataclasses import dataclass
+
+from .formats import FORMATS, get_format
+
+FP32_CLASS_PRODUCT_ERROR = 2.0 ** -20   # 16 fp32 unit roundoffs: see docs/bounds.md, "fp32 class"
+
+
+@dataclass(frozen=True)
+class SplitDType:
+    """One split-precision scheme (see the module docstring for the meaning of each field)."""
+
+    name: str
+    base: str                 # narrow part format, a key of splitprec.formats.FORMATS
+    terms: int                # number of parts per value
+    products: tuple           # (i, j) part pairs multiplied, ordered smallest first
+    shift: int = 0            # part i is stored scaled by 2**(i*shift)
+    scaling: str = "none"     # "none" | "pow2": power-of-two row (A) / column (B) scaling
+    rounding: str = "rne"     # rounding of every part
+    target: str = "float32"   # precision the scheme emulates
+    aliases: tuple = ()       # other spellings users know (matched case-insensitively)
+
+    @property
+    def format(self):
+        return get_format(self.base)
+
+    @property
+    def split_error(self):
+        """Relative representation bound ``|x - merge(split(x))| <= split_error * |x|``, normal range."""
+        p = self.format.p
+        residual_bits = 24 - self.terms * p       # bits of a float32 significand left after the parts
+        return 0.0 if residual_bits <= 0 else 2.0 ** -(self.terms * p)
+
+    @property
+    def part_bound(self):
+        """``u`` with ``|part_i| <= u**i * (1 + u) * |x|`` for unscaled parts: the base's unit roundoff."""
+        return self.format.unit_roundoff
+
+    @property
+    def product_error(self):
+        """Relative error of one product ``a*b`` from the split and the dropped products, normal range."""
+        u, s, t = self.part_bound, self.split_error, self.terms
+        taken = set(self.products)
+        # |part_i| <= u**i (1 + u) |x|; |sum of parts| <= (1 + s) |x|  (docs/bounds.md, "split").
+        dropped = (1 + u) ** 2 * sum(u ** (i + j) for i in range(t) for j in range(t)
+                                     if (i, j) not in taken)
+        return dropped + 2 * s * (1 + s) + s * s
+
+    @property
+    def cost(self):
+        """Narrow-GEMM work relative to one bf16 GEMM (tf32 runs at half the bf16 rate)."""
+        return len(self.products) * (2 if self.base == "tf32" else 1)
+
+    @property
+    def fp32_class(self):
+        """True when the componentwise bound is within 16 fp32 unit roundoffs per product."""
+        return self.target == "float32" and self.scaling == "none" and \
+            self.product_error <= FP32_CLASS_PRODUCT_ERROR
+
+
+def _all_pairs_up_to(terms, level):
+    """Part pairs with ``i + j <= level``, smallest (largest ``i + j``) first."""
+    pairs = [(i, j) for i in range(terms) for j in range(terms) if i + j <= level]
+    return tuple(sorted(pairs, key=lambda ij: (-(ij[0] + ij[1]), -ij[0])))
+
+
+_SCHEMES = (
+    SplitDType("tf32", "tf32", 1, ((0, 0),)),
+    SplitDType("bf16", "bf16", 1, ((0, 0),)),
+    SplitDType("fp16", "fp16", 1, ((0, 0),), scaling="pow2"),
+    SplitDType("tf32x3", "tf32", 2, _all_pairs_up_to(2, 1), aliases=("3xtf32",)),
+    SplitDType("bf16x3", "bf16", 2, _all_pairs_up_to(2, 1), aliases=("3xbf16", "2xbf16")),
+    SplitDType("bf16x6", "bf16", 3, _all_pairs_up_to(3, 2), aliases=("6xbf16",)),
+    SplitDType("bf16x9", "bf16", 3, _all_pairs_up_to(3, 4), aliases=("9xbf16",)),
+    SplitDType("fp16x3", "fp16", 2, _all_pairs_up_to(2, 1), shift=11, scaling="pow2",
+               aliases=("3xfp16",)),
+)
+_REGISTRY = {d.name: d for d in _SCHEMES}
+_LOOKUP = {alias: d for d in _SCHEMES for alias in (d.name, *d.aliases)}
+assert all(d.base in FORMATS for d in _SCHEMES)
+
+
+def dtypes():
+    """Names of all registered schemes, sorted."""
+    return sorted(_REGISTRY)
+
+
+def dtype(name):
+    """The :class:`SplitDType` for ``name`` (case-insensitive; ``3xTF32``, ``BF16x9`` etc. resolve).
+
+    Raises
+    ------
+    ValueError
+        If no scheme has that name.
+    TypeError
+        If ``name`` is neither a string nor a SplitDType.
+    """
+    if isinstance(name, SplitDType):
+        return name
+    if not isinstance(name, str):
+        raise TypeError(f"split dtype must be a name (str) or SplitDType, got {type(name).__name__}")
+    try:
+        return _LOOKUP[name.lower()]
+    except KeyError:
+        raise ValueError(f"unknown split dtype {name!r}; expected one of "
+                         f"{', '.join(map(repr, dtypes()))}") from None
+
+
+def cheapest(precision):
+    """The cheapest scheme of ``precision`` class (``"fp32"``), ties broken by the smaller error."""
+    if precision != "fp32":
+        raise ValueError(f"unknown precision {precision!r}; expected 'fp32'")
+    return min((d for d in _SCHEMES if d.fp32_class), key=lambda d: (d.cost, d.product_error))

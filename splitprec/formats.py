@@ -1,0 +1,141 @@
+"""Narrow floating-point formats and rounding to them, by bit manipulation on numpy or cupy arrays.
+
+A format is a record of its significand bits ``p`` (the implicit bit included), exponent range and
+overflow behaviour. :func:`round_to` rounds float32 or float64 arrays to a format and returns the
+rounded values in the input's dtype (every value of the narrow formats is exact in float32).
+
+Rounding modes: ``"rne"`` round to nearest, ties to even (IEEE default, ``cvt.rn``), ``"rna"``
+round to nearest, ties away from zero (``cvt.rna.tf32.f32``), ``"rz"`` toward zero (``cvt.rz``).
+Overflow follows IEEE 754: the nearest modes give ±inf (NaN for fp8 e4m3, which has no inf),
+``"rz"`` gives the largest finite value; ``saturate=True`` clamps every mode to the finite range
+(``cvt...satfinite``). Subnormals of the target are produced exactly; NaN and ±inf pass through.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._backend import namespace
+
+ROUNDINGS = ("rne", "rna", "rz")
+
+
+@dataclass(frozen=True)
+class Format:
+    """A binary floating-point format: ``p`` significand bits, normal exponents ``emin..emax``."""
+
+    name: str
+    p: int          # significand bits, implicit bit included
+    emin: int       # exponent of the smallest normal number
+    emax: int       # exponent of the largest finite number
+    max: float      # largest finite value
+    has_inf: bool   # False: overflow gives NaN (fp8 e4m3)
+
+    @property
+    def eps(self):
+        """Spacing of numbers in [1, 2): 2**(1-p)."""
+        return 2.0 ** (1 - self.p)
+
+    @property
+    def unit_roundoff(self):
+        """Relative error bound of round-to-nearest in the normal range: 2**-p."""
+        return 2.0 ** -self.p
+
+    @property
+    def tiny(self):
+        """Smallest positive normal number."""
+        return 2.0 ** self.emin
+
+    @property
+    def smallest_subnormal(self):
+        return 2.0 ** (self.emin - self.p + 1)
+
+
+def _ieee(name, p, ebits):
+    emax = 2 ** (ebits - 1) - 1
+    return Format(name, p, 1 - emax, emax, (2 - 2.0 ** (1 - p)) * 2.0 ** emax, True)
+
+
+FORMATS = {f.name: f for f in (
+    _ieee("fp32", 24, 8),
+    _ieee("tf32", 11, 8),
+    _ieee("bf16", 8, 8),
+    _ieee("fp16", 11, 5),
+    Format("fp8_e4m3", 4, -6, 8, 448.0, False),
+    _ieee("fp8_e5m2", 3, 5),
+)}
+
+
+def get_format(name):
+    """The :class:`Format` called ``name``; ValueError listing the known names otherwise."""
+    if isinstance(name, Format):
+        return name
+    try:
+        return FORMATS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown format {name!r}; expected one of "
+                         f"{', '.join(map(repr, sorted(FORMATS)))}") from None
+
+
+def _check_input(x, rounding):
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"round_to: x has dtype {x.dtype}; expected float32 or float64")
+    if rounding not in ROUNDINGS:
+        raise ValueError(f"round_to: unknown rounding {rounding!r}; expected one of "
+                         f"{', '.join(map(repr, ROUNDINGS))}")
+
+
+def _round_significand(sig, d, rounding, xp):
+    """Round the integers ``sig`` to multiples of 2**d and return the quotient (``d >= 0``)."""
+    d = xp.minimum(d, 62).astype(np.uint64)
+    one = np.uint64(1)
+    q = sig >> d
+    rem = sig - (q << d)
+    half = (one << d) >> one
+    if rounding == "rz":
+        return q
+    up = rem > half
+    tie = (rem == half) & (d > 0)
+    up |= tie & ((q & one) == one) if rounding == "rne" else tie
+    return q + up.astype(np.uint64)
+
+
+def round_to(x, fmt, rounding="rne", *, saturate=False):
+    """Round ``x`` (float32 or float64, numpy or cupy) to ``fmt``; the result keeps ``x``'s dtype.
+
+    The value is rounded once, directly from ``x`` (no double rounding through float32).
+    """
+    fmt = get_format(fmt)
+    xp = namespace(x)
+    x = xp.asarray(x)
+    _check_input(x, rounding)
+    wide = x.astype(np.float64)
+    bits = wide.view(np.uint64)
+    negative = (bits >> np.uint64(63)) == 1
+    biased = ((bits >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
+    fraction = xp.where(biased == 0x7FF, np.uint64(0), bits & np.uint64((1 << 52) - 1))
+    biased = xp.where(biased == 0x7FF, 0, biased)                 # non-finite: patched in at the end
+    exponent = xp.maximum(biased, 1) - 1023                      # float64 subnormals: exponent -1022
+    sig = fraction | ((biased > 0).astype(np.uint64) << np.uint64(52))
+    # The target's quantum is 2**(max(exponent, emin) - p + 1); float64's is 2**(exponent - 52).
+    drop = 52 - (fmt.p - 1) + xp.maximum(fmt.emin - exponent, 0)
+    q = _round_significand(sig, drop, rounding, xp)
+    magnitude = xp.ldexp(q.astype(np.float64), (exponent - 52 + drop).astype(np.int32))
+    if saturate or rounding == "rz":
+        overflow_value = fmt.max
+    else:
+        overflow_value = np.inf if fmt.has_inf else np.nan
+    magnitude = xp.where(magnitude > fmt.max, overflow_value, magnitude)
+    rounded = xp.where(negative, -magnitude, magnitude)
+    rounded = xp.where(xp.isfinite(wide), rounded, wide)
+    if not fmt.has_inf:
+        rounded = xp.where(xp.isinf(wide), fmt.max * xp.sign(wide) if saturate else np.nan, rounded)
+    elif saturate:
+        rounded = xp.where(xp.isinf(wide), xp.sign(wide) * fmt.max, rounded)
+    return rounded.astype(x.dtype)
+
+
+def is_representable(x, fmt):
+    """True where ``x`` is exactly a value of ``fmt`` (NaN counts as representable)."""
+    xp = namespace(x)
+    r = round_to(x, fmt, "rz", saturate=False)
+    return (r == x) | xp.isnan(x) | (xp.isinf(x) & get_format(fmt).has_inf)

@@ -1,0 +1,135 @@
+"""Matrix products in a split-precision scheme: ``matmul``.
+
+``dtype`` names the scheme (see :func:`splitprec.dtypes`); ``precision="fp32"`` picks the cheapest
+scheme whose bound is fp32 class. Inputs are float32 (float16 is widened exactly); float64 is
+rejected rather than silently rounded. numpy arrays run on the reference engine, cupy arrays on the
+GPU. NaN and ±inf appear in the result exactly where they appear in the float64 product of the same
+inputs (Inf*0 gives NaN), and finite results that overflow float32 become ±inf.
+"""
+import numpy as np
+
+from ._backend import is_cupy, namespace
+from ._engine import narrow_matmul
+from .dtypes import cheapest, dtype as get_dtype
+from .split import split
+
+_ACCEPTED = (np.float16, np.float32)
+
+
+def _scheme(dtype, precision, op):
+    if dtype is not None and precision is not None:
+        raise ValueError(f"{op}: give dtype or precision, not both (got dtype={dtype!r}, "
+                         f"precision={precision!r})")
+    if dtype is not None:
+        d = get_dtype(dtype)
+    else:
+        d = cheapest("fp32" if precision is None else precision)
+    if d.target != "float32":
+        raise ValueError(f"{op}: scheme {d.name!r} targets {d.target}; matmul supports float32 targets")
+    return d
+
+
+def _operand(x, name, op, d):
+    """``x`` as a float32 numpy/cupy array of ndim >= 1, or a TypeError/ValueError naming it."""
+    if not (isinstance(x, np.ndarray) or is_cupy(x)):
+        if not isinstance(x, (list, tuple, int, float, np.generic)):
+            raise TypeError(f"{op}: {name} must be a numpy or cupy array, got {type(x).__name__}")
+        x = np.asarray(x)
+    if x.dtype not in _ACCEPTED:
+        raise TypeError(f"{op}: {name} has dtype {x.dtype}; scheme {d.name!r} accepts float32 or "
+                        f"float16 (convert explicitly, e.g. {name}.astype(numpy.float32))")
+    if x.ndim == 0:
+        raise ValueError(f"{op}: {name} is a scalar (ndim 0); expected an array with ndim >= 1")
+    return x.astype(np.float32, copy=False)
+
+
+def _nonfinite_pattern(a, b, xp):
+    """Where the product of ``a`` and ``b`` is NaN/inf from non-finite inputs, with those values.
+
+    Finite entries become their signs, so each finite sum is an integer of magnitude <= k while
+    inf*0, inf-inf and NaN behave as in the float64 product. None when all inputs are finite.
+    """
+    finite_a, finite_b = xp.isfinite(a), xp.isfinite(b)
+    if bool(finite_a.all()) and bool(finite_b.all()):
+        return None
+    return xp.matmul(xp.where(finite_a, xp.sign(a), a), xp.where(finite_b, xp.sign(b), b))
+
+
+def _matmul2d(a, b, d):
+    """``a @ b`` for float32 arrays of ndim >= 2 (batch dimensions broadcast)."""
+    xp = namespace(a, b)
+    clean_a = xp.where(xp.isfinite(a), a, np.float32(0))
+    clean_b = xp.where(xp.isfinite(b), b, np.float32(0))
+    c = narrow_matmul(split(clean_a, d, axis=-1), split(clean_b, d, axis=-2), d)
+    pattern = _nonfinite_pattern(a, b, xp)
+    return c if pattern is None else xp.where(xp.isfinite(pattern), c, pattern)
+
+
+def _raw_matmul(a, b, *, out, dtype, precision, op):
+    d = _scheme(dtype, precision, op)
+    a, b = _operand(a, "a", op, d), _operand(b, "b", op, d)
+    xp = namespace(a, b)
+    vector_a, vector_b = a.ndim == 1, b.ndim == 1
+    a2 = a[None, :] if vector_a else a
+    b2 = b[:, None] if vector_b else b
+    if a2.shape[-1] != b2.shape[-2]:
+        raise ValueError(f"{op}: inner dimensions differ: a has shape {a.shape}, b has shape {b.shape}")
+    try:
+        batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ValueError:
+        raise ValueError(f"{op}: batch dimensions do not broadcast: a has shape {a.shape}, "
+                         f"b has shape {b.shape}") from None
+    c = _matmul2d(a2, b2, d)
+    c = c.reshape(batch + c.shape[-2:])
+    if vector_a:
+        c = c[..., 0, :]
+    if vector_b:
+        c = c[..., 0]
+    if out is None:
+        return c
+    if type(out) is not type(c) or out.dtype != np.float32 or out.shape != c.shape:
+        raise ValueError(f"{op}: out must be a {type(c).__name__} of dtype float32 and shape "
+                         f"{c.shape}; got {type(out).__name__} of dtype "
+                         f"{getattr(out, 'dtype', None)} and shape {getattr(out, 'shape', None)}")
+    out[...] = c
+    return out
+
+
+def matmul(a, b, /, out=None, *, dtype=None, precision=None):
+    """Matrix product ``a @ b`` in a split-precision scheme, with numpy's ``matmul`` semantics.
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray or cupy.ndarray, float32 (or float16), ndim >= 1
+        Operands; leading dimensions broadcast as in ``numpy.matmul``.
+    out : array, optional
+        float32 array of the result's shape to write into.
+    dtype : str or SplitDType, optional
+        Scheme name, e.g. ``"tf32x3"``, ``"bf16x9"``; see ``splitprec.dtypes()``.
+    precision : {"fp32"}, optional
+        Pick the cheapest scheme whose bound is fp32 class (the default when ``dtype`` is None).
+
+    Returns
+    -------
+    float32 array of the same kind (numpy or cupy) as the inputs.
+
+    Raises
+    ------
+    TypeError
+        Operands that are not float32/float16 arrays (float64 is not silently rounded).
+    ValueError
+        Unknown scheme, scalar operands, mismatched inner or batch dimensions, a bad ``out``,
+        numpy and cupy operands mixed.
+
+    Accuracy: ``accuracy.gemm_bound(a, b, dtype)``, checked by
+    ``tests/test_linalg.py::test_matmul_error_within_bound``.
+
+    Examples
+    --------
+    >>> import numpy as np, splitprec as sp
+    >>> a = np.float32([[1, 2], [3, 4]]); b = np.float32([[1, 0], [0, 1]])
+    >>> sp.matmul(a, b, dtype="bf16x9")
+    array([[1., 2.],
+           [3., 4.]], dtype=float32)
+    """
+    return _raw_matmul(a, b, out=out, dtype=dtype, precision=precision, op="matmul")

@@ -1,0 +1,85 @@
+"""Split target-precision arrays into narrow parts (hi, mid, lo) and merge them back.
+
+``split(x, dtype, axis=...)`` returns :class:`Parts`: the parts as float32 arrays whose values lie in
+the scheme's base format, and for ``pow2`` schemes an int32 exponent per slice along ``axis`` (the
+reduction axis of a matrix product: ``-1`` for A, ``-2`` for B). Then
+``x ~= 2**exponent * sum_i parts[i] * 2**(-i*shift)``, to the scheme's ``split_error``.
+
+Each part is the residual so far rounded to the base format; the residual ``r - part`` is exact in
+float32, so the only loss is the last residual. A finite value whose top part would round past
+the base format's range, or past float32's once the pow2 scale is undone, is split toward zero
+instead: no finite input gives an infinite part or merges to infinity. NaN and ±inf go to the top part unchanged (lower
+parts are 0), so the merged value is NaN/inf exactly where the input is.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._backend import namespace
+from .dtypes import dtype as get_dtype
+from .formats import FORMATS, round_to
+
+_FP32_MAX = FORMATS["fp32"].max
+
+
+@dataclass(frozen=True)
+class Parts:
+    """The split of one array: ``terms`` (float32 parts) and ``exponent`` (int32 or None)."""
+
+    terms: tuple
+    exponent: object = None
+
+
+def _pow2_exponent(x, fmt, axis, xp):
+    """Per-slice power of two that puts the slice's largest finite magnitude in [2**(emax-1), 2**emax)."""
+    finite = xp.abs(x)
+    if axis is None:
+        peak = finite.max() if finite.size else xp.float32(0)
+    else:
+        peak = finite.max(axis=axis, keepdims=True) if finite.shape[axis] else \
+            xp.zeros_like(finite.sum(axis=axis, keepdims=True))
+    _, e = xp.frexp(peak)                                  # peak = f * 2**e, f in [0.5, 1)
+    return xp.where(peak > 0, e - 1 - (fmt.emax - 1), 0).astype(np.int32)
+
+
+def split(x, dtype, *, axis=None):
+    """Split float32 ``x`` into the parts of ``dtype``; ``axis`` is the slice of pow2 scaling."""
+    d = get_dtype(dtype)
+    xp = namespace(x)
+    if x.dtype != np.float32:
+        raise TypeError(f"split: x has dtype {x.dtype}; {d.name} splits float32 values")
+    fmt = d.format
+    finite = xp.isfinite(x)
+    residual = xp.where(finite, x, np.float32(0))
+    exponent = None
+    if d.scaling == "pow2":
+        exponent = _pow2_exponent(residual, fmt, axis, xp)
+        residual = xp.ldexp(residual, -exponent).astype(np.float32)
+    # Values whose top part could round past the base format or, once unscaled, past float32 are
+    # split toward zero: their parts then sum to at most |x|.
+    top = fmt.max if exponent is None else \
+        xp.minimum(fmt.max, round_to(xp.ldexp(np.float64(_FP32_MAX), -exponent), fmt, "rz"))
+    saturated = xp.abs(residual) > top
+    terms = []
+    for i in range(d.terms):
+        scale = i * d.shift
+        scaled = xp.ldexp(residual, scale).astype(np.float32)
+        part = round_to(scaled, fmt, d.rounding)
+        if saturated.any():
+            part = xp.where(saturated, round_to(scaled, fmt, "rz"), part)
+        residual = residual - xp.ldexp(part, -scale).astype(np.float32)   # exact in float32
+        terms.append(part)
+    terms[0] = xp.where(finite, terms[0], x)
+    return Parts(tuple(terms), exponent)
+
+
+def merge(parts, dtype):
+    """The float32 value of ``parts``: the parts summed exactly (in float64) and rounded once."""
+    d = get_dtype(dtype)
+    xp = namespace(parts.terms[0])
+    total = xp.zeros(parts.terms[0].shape, np.float64)
+    for i, part in reversed(list(enumerate(parts.terms))):
+        total = total + xp.ldexp(part.astype(np.float64), -i * d.shift)
+    if parts.exponent is not None:
+        total = xp.ldexp(total, parts.exponent)
+    return total.astype(np.float32)
