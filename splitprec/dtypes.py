@@ -41,6 +41,21 @@ class SplitDType:
         return 0.0 if residual_bits <= 0 else 2.0 ** -(self.terms * p)
 
     @property
+    def split_error_toward_zero(self):
+        """The bound for values split toward zero (those whose top part would overflow)."""
+        return 0.0 if self.terms * self.format.p >= 24 else 2.0 ** (self.terms * (1 - self.format.p))
+
+    @property
+    def underflow_error(self):
+        """Absolute split error once the lowest part falls below the base format's normal range.
+
+        Half the base format's subnormal spacing, at the lowest part's scale, in units of the
+        (pow2-scaled) value: ``|x - merge(split(x))| <= max(split_error*|x|, 2**e * underflow_error)``.
+        """
+        fmt = self.format
+        return fmt.smallest_subnormal / 2 * 2.0 ** (-(self.terms - 1) * self.shift)
+
+    @property
     def part_bound(self):
         """``u`` with ``|part_i| <= u**i * (1 + u) * |x|`` for unscaled parts: the base's unit roundoff."""
         return self.format.unit_roundoff
