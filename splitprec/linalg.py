@@ -4,7 +4,9 @@
 scheme whose bound is fp32 class. Inputs are float32 (float16 is widened exactly); float64 is
 rejected rather than silently rounded. numpy arrays run on the reference engine, cupy arrays on the
 GPU. NaN and ±inf appear in the result exactly where they appear in the float64 product of the same
-inputs (Inf*0 gives NaN), and finite results that overflow float32 become ±inf.
+inputs (Inf*0 gives NaN). Finite inputs never give NaN: an entry whose narrow products overflow
+(inf - inf) is recomputed as a float64 dot product rounded to float32, so results beyond the float32
+range become ±inf as in the float64 product.
 """
 import numpy as np
 
@@ -55,12 +57,30 @@ def _nonfinite_pattern(a, b, xp):
     return xp.matmul(xp.where(finite_a, xp.sign(a), a), xp.where(finite_b, xp.sign(b), b))
 
 
+def _recompute_overflowed(a, b, c, xp):
+    """Entries where finite inputs gave NaN (parts overflowing to inf - inf), as float64 dots.
+
+    Such entries overflow float32 in some narrow product; their float64 dot product rounded to
+    float32 is what the float32 operation means there (usually ±inf).
+    """
+    where = xp.nonzero(xp.isnan(c))
+    if where[0].size == 0:
+        return c
+    batch = c.shape[:-2]
+    rows = xp.broadcast_to(a, batch + a.shape[-2:])[where[:-1]].astype(np.float64)
+    cols = xp.moveaxis(xp.broadcast_to(b, batch + b.shape[-2:]), -1, -2)[where[:-2] + where[-1:]]
+    c[where] = (rows * cols.astype(np.float64)).sum(axis=-1).astype(np.float32)
+    return c
+
+
 def _matmul2d(a, b, d):
     """``a @ b`` for float32 arrays of ndim >= 2 (batch dimensions broadcast)."""
     xp = namespace(a, b)
     clean_a = xp.where(xp.isfinite(a), a, np.float32(0))
     clean_b = xp.where(xp.isfinite(b), b, np.float32(0))
-    c = narrow_matmul(split(clean_a, d, axis=-1), split(clean_b, d, axis=-2), d)
+    with np.errstate(over="ignore", invalid="ignore"):   # overflow is handled just below
+        c = narrow_matmul(split(clean_a, d, axis=-1), split(clean_b, d, axis=-2), d)
+        c = _recompute_overflowed(clean_a, clean_b, c, xp)
     pattern = _nonfinite_pattern(a, b, xp)
     return c if pattern is None else xp.where(xp.isfinite(pattern), c, pattern)
 

@@ -1,0 +1,66 @@
+"""The scheme table: names, aliases, errors and the identities every record must satisfy."""
+import re
+
+import pytest
+
+import splitprec as sp
+from splitprec.dtypes import FP32_CLASS_PRODUCT_ERROR, cheapest
+from splitprec.formats import FORMATS
+
+ALL_DTYPES = sp.dtypes()
+
+
+def test_registry_has_the_contract_names():
+    assert {"tf32", "bf16", "fp16", "tf32x3", "bf16x3", "bf16x6", "bf16x9", "fp16x3"} <= set(ALL_DTYPES)
+
+
+@pytest.mark.parametrize("spelling, name", [
+    ("3xTF32", "tf32x3"), ("TF32x3", "tf32x3"), ("BF16x9", "bf16x9"), ("9xBF16", "bf16x9"),
+    ("2xBF16", "bf16x3"), ("bf16X6", "bf16x6"), ("FP16x3", "fp16x3"), ("BF16", "bf16")])
+def test_dtype_resolves_known_spellings(spelling, name):
+    assert sp.dtype(spelling).name == name
+    assert sp.dtype(sp.dtype(spelling)) is sp.dtype(name)
+
+
+def test_unknown_dtype_lists_the_known_ones():
+    listed = ", ".join(repr(n) for n in ALL_DTYPES)
+    with pytest.raises(ValueError, match=r"^unknown split dtype 'tf32x4'; expected one of " + re.escape(listed)):
+        sp.dtype("tf32x4")
+    with pytest.raises(TypeError, match=r"^split dtype must be a name"):
+        sp.dtype(3)
+
+
+@pytest.mark.parametrize("name", ALL_DTYPES)
+def test_record_identities(name):
+    d = sp.dtype(name)
+    assert d.base in FORMATS and d.format is FORMATS[d.base]
+    count = int(name.split("x")[1]) if "x" in name else 1
+    assert len(d.products) == count == len(set(d.products))
+    assert all(0 <= i < d.terms and 0 <= j < d.terms for i, j in d.products)
+    levels = [i + j for i, j in d.products]
+    assert levels == sorted(levels, reverse=True), "products must be ordered smallest first"
+    assert d.products[-1] == (0, 0)
+    assert d.part_bound == 2.0 ** -d.format.p
+    assert d.split_error in (0.0, 2.0 ** -(d.terms * d.format.p))
+    assert d.target == "float32"
+
+
+def test_split_error_is_zero_exactly_when_the_parts_cover_24_bits():
+    assert sp.dtype("bf16x9").split_error == sp.dtype("bf16x6").split_error == 0.0
+    assert sp.dtype("tf32x3").split_error == 2.0 ** -22
+    assert sp.dtype("bf16x3").split_error == 2.0 ** -16
+
+
+def test_product_errors_match_the_design_figures():
+    assert sp.dtype("bf16x9").product_error == 0.0
+    assert 3 * 2.0 ** -22 < sp.dtype("tf32x3").product_error < 3.01 * 2.0 ** -22
+    assert 2.0 ** -23 < sp.dtype("bf16x6").product_error < 1.01 * 2.0 ** -23
+
+
+def test_fp32_class_membership_and_cheapest():
+    fp32 = {n for n in ALL_DTYPES if sp.dtype(n).fp32_class}
+    assert fp32 == {"tf32x3", "bf16x6", "bf16x9"}
+    assert all(sp.dtype(n).product_error <= FP32_CLASS_PRODUCT_ERROR for n in fp32)
+    assert cheapest("fp32").name == "bf16x6"
+    with pytest.raises(ValueError, match=r"^unknown precision 'fp64'"):
+        cheapest("fp64")

@@ -1,0 +1,131 @@
+"""sp.matmul: numpy's matmul semantics, non-finite values, errors, and a first accuracy check."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import splitprec as sp
+
+ALL_DTYPES = sp.dtypes()
+FP32_CLASS = [n for n in ALL_DTYPES if sp.dtype(n).fp32_class]
+rng = np.random.default_rng(2024)
+
+
+def randn(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("shape_a, shape_b", [
+    ((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)),
+    ((2, 1, 3, 4), (5, 4, 2)), ((0, 4), (4, 5)), ((3, 0), (0, 5)), ((3, 4), (4, 0)), ((0, 3, 4), (4, 2))])
+@pytest.mark.parametrize("name", ALL_DTYPES)
+def test_matmul_shapes_follow_numpy(shape_a, shape_b, name):
+    a, b = randn(*shape_a), randn(*shape_b)
+    c = sp.matmul(a, b, dtype=name)
+    expected = np.matmul(a, b)
+    assert type(c) is np.ndarray and c.dtype == np.float32 and c.shape == expected.shape
+    if 0 in shape_a[-1:] and c.size:
+        assert not c.any()
+
+
+@pytest.mark.parametrize("name", ["bf16x9", "fp16x3", "tf32x3"])
+def test_matmul_ignores_strides_and_layout(name):
+    base_a, base_b = randn(40, 60), randn(70, 50)
+    a = base_a[::-2, 3:50]                  # negative stride, non-contiguous
+    b = np.asfortranarray(base_b[10:57, ::3])
+    expected = sp.matmul(np.ascontiguousarray(a), np.ascontiguousarray(b), dtype=name)
+    assert np.array_equal(sp.matmul(a, b, dtype=name), expected)
+
+
+def test_bf16x9_equals_its_products_summed_exactly_when_fp32_can_hold_them():
+    a = rng.integers(-8, 8, (16, 32)).astype(np.float32)
+    b = rng.integers(-8, 8, (32, 8)).astype(np.float32)
+    assert np.array_equal(sp.matmul(a, b, dtype="bf16x9"), a @ b)
+
+
+def test_matmul_writes_into_out_and_returns_it():
+    a, b = randn(5, 6), randn(6, 7)
+    out = np.full((5, 7), np.nan, np.float32)
+    assert sp.matmul(a, b, out=out, dtype="bf16x6") is out
+    assert np.array_equal(out, sp.matmul(a, b, dtype="bf16x6"))
+
+
+def test_precision_fp32_picks_the_cheapest_fp32_class_scheme():
+    a, b = randn(8, 9), randn(9, 10)
+    assert np.array_equal(sp.matmul(a, b, precision="fp32"), sp.matmul(a, b, dtype="bf16x6"))
+    assert np.array_equal(sp.matmul(a, b), sp.matmul(a, b, dtype="bf16x6"))
+
+
+def test_float16_operands_are_widened_exactly():
+    a, b = randn(4, 5).astype(np.float16), randn(5, 3)
+    assert np.array_equal(sp.matmul(a, b, dtype="bf16x9"), sp.matmul(a.astype(np.float32), b, dtype="bf16x9"))
+
+
+specials = st.sampled_from([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -2.5, 1e-40])
+
+
+@given(data=st.data(), name=st.sampled_from(ALL_DTYPES))
+def test_nonfinite_results_exactly_where_the_float64_product_has_them(data, name):
+    m, k, n = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 6)), data.draw(st.integers(1, 5))
+    local = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+    a = local.standard_normal((m, k)).astype(np.float32)
+    b = local.standard_normal((k, n)).astype(np.float32)
+    for array in (a, b):
+        count = data.draw(st.integers(0, 4))
+        for _ in range(count):
+            idx = tuple(data.draw(st.integers(0, s - 1)) for s in array.shape)
+            array[idx] = data.draw(specials)
+    reference = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
+    c = sp.matmul(a, b, dtype=name)
+    assert np.array_equal(np.isnan(c), np.isnan(reference))
+    assert np.array_equal(np.isposinf(c), np.isposinf(reference))
+    assert np.array_equal(np.isneginf(c), np.isneginf(reference))
+
+
+@pytest.mark.parametrize("name", ALL_DTYPES)
+def test_finite_results_beyond_float32_overflow_to_signed_inf(name):
+    a = np.float32([[1e30, 1.0], [-1e30, 1.0], [1e-30, 1.0]])
+    b = np.float32([[1e30], [2.0]])
+    assert sp.matmul(a, b, dtype=name)[:, 0].tolist()[:2] == [np.inf, -np.inf]
+    assert np.isfinite(sp.matmul(a, b, dtype=name)[2, 0])
+
+
+def test_overflow_recompute_handles_batches_regression():
+    a = np.float32([[[1e30, 1.0]], [[-1e30, -1e30]]])
+    b = np.float32([[1e30, 1.0], [2.0, 1.0]])
+    c = sp.matmul(a, b, dtype="bf16x9")
+    assert c[0, 0].tolist() == [np.inf, np.float32(1e30)] and c[1, 0, 0] == -np.inf
+
+
+def test_inf_times_zero_is_nan():
+    a = np.float32([[np.inf, 1.0]])
+    b = np.float32([[0.0], [1.0]])
+    assert np.isnan(sp.matmul(a, b, dtype="bf16x9")[0, 0])
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((4, 2), np.float32)), ValueError,
+     r"^matmul: inner dimensions differ: a has shape \(2, 3\), b has shape \(4, 2\)"),
+    (lambda: sp.matmul(np.ones((2, 2, 3), np.float32), np.ones((3, 3, 2), np.float32)), ValueError,
+     r"^matmul: batch dimensions do not broadcast"),
+    (lambda: sp.matmul(np.ones((2, 3)), np.ones((3, 2), np.float32)), TypeError,
+     r"^matmul: a has dtype float64; scheme 'bf16x6' accepts float32 or float16"),
+    (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.int32), dtype="tf32x3"), TypeError,
+     r"^matmul: b has dtype int32; scheme 'tf32x3' accepts"),
+    (lambda: sp.matmul(np.ones((2, 3), np.complex64), np.ones((3, 2), np.float32)), TypeError,
+     r"^matmul: a has dtype complex64"),
+    (lambda: sp.matmul(np.float32(2.0), np.ones((3, 2), np.float32)), ValueError,
+     r"^matmul: a is a scalar \(ndim 0\)"),
+    (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), dtype="tf32x4"), ValueError,
+     r"^unknown split dtype 'tf32x4'; expected one of"),
+    (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), dtype="bf16x9",
+                       precision="fp32"), ValueError, r"^matmul: give dtype or precision, not both"),
+    (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), precision="fp64"),
+     ValueError, r"^unknown precision 'fp64'"),
+    (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32),
+                       out=np.empty((2, 3), np.float32)), ValueError, r"^matmul: out must be a ndarray of dtype float32 and shape \(2, 2\)"),
+    (lambda: sp.matmul("ab", np.ones((3, 2), np.float32)), TypeError,
+     r"^matmul: a must be a numpy or cupy array, got str"),
+])
+def test_matmul_rejects_bad_input_naming_the_argument(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
