@@ -1,0 +1,168 @@
+"""The FFT engine: mixed-radix Stockham passes whose butterflies are split-precision matrix products.
+
+A length-``n`` transform is planned once per ``(n, scheme, device)`` (:func:`plan`) and run on the
+last axis of a complex64 array (:func:`forward`; the inverse is ``conj(forward(conj(x)))``, exact
+conjugations around the same arithmetic).
+
+Arithmetic of one pass of radix ``r`` (``n = r * m`` at this pass):
+
+1. the data, viewed as ``(batch, r, m, q)``, is reordered so each length-``r`` sub-vector is one row
+   of a real float32 matrix ``X`` of shape ``(batch * m * q, 2r)`` holding ``Re, Im`` interleaved;
+2. ``X @ D`` with ``D`` the ``2r x 2r`` real block of the ``r x r`` DFT matrix (entries computed in
+   float64 and rounded once to float32; a row/column permutation of ``[[Re F, Im F], [-Im F, Re F]]``)
+   is one split-precision product (:func:`splitprec._engine.narrow_matmul`): ``X`` is split per
+   pass, ``D`` once per plan; each output is a ``k = 2r`` dot product with float32 accumulation and
+   the scheme's product error;
+3. the outputs are multiplied by twiddles ``exp(-2 pi i j k / n)`` computed in float64 and rounded
+   to complex64, in complex64 arithmetic (skipped on the last pass, where they are all 1), and
+   stored transposed (Stockham autosort: no bit reversal).
+
+Radices are 16, 8, 4, 2 for the power-of-two part and 7, 5, 3 for the rest, largest first. A size
+with any other prime factor runs Bluestein's chirp-z algorithm: ``X_k = w_k * sum_j (x_j w_j)
+conj(w)_{k-j}`` with the chirp ``w_j = exp(-pi i j^2 / n)`` (float64, rounded to complex64), the
+convolution done by two power-of-two transforms of length ``m >= 2n - 1`` of this same engine and a
+complex64 product with the chirp's spectrum (computed in float64, divided by ``m``, rounded once).
+"""
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._backend import namespace
+from ._engine import narrow_matmul
+from .split import split
+
+RADICES = (16, 8, 4, 2)
+ODD_RADICES = (7, 5, 3)
+
+
+def factorize(n):
+    """Radices of the Stockham passes for ``n``, largest first; None if ``n`` needs Bluestein."""
+    radices = []
+    for r in ODD_RADICES:
+        while n % r == 0:
+            radices.append(r)
+            n //= r
+    while n > 1 and n % 2 == 0:
+        r = next(r for r in RADICES if n % r == 0)
+        radices.append(r)
+        n //= r
+    return sorted(radices, reverse=True) if n == 1 else None
+
+
+def _unit_roots(num, den):
+    """``exp(-2 pi i num / den)`` in float64 with ``num`` reduced mod ``den`` first (exact integers)."""
+    angle = -2 * np.pi * (np.asarray(num, np.int64) % den) / den
+    return np.cos(angle) + 1j * np.sin(angle)
+
+
+def dft_block(r):
+    """The ``2r x 2r`` float32 block with ``[x0r, x0i, x1r, ...] @ block == [y0r, y0i, ...]``, ``y = F x``."""
+    f = _unit_roots(np.outer(np.arange(r), np.arange(r)), r).astype(np.complex64)
+    block = np.empty((r, 2, r, 2), np.float32)          # (input j, re/im, output k, re/im)
+    block[:, 0, :, 0], block[:, 0, :, 1] = f.real.T, f.imag.T
+    block[:, 1, :, 0], block[:, 1, :, 1] = -f.imag.T, f.real.T
+    return block.reshape(2 * r, 2 * r)
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One Stockham pass: radix, remaining length ``m``, split DFT block, twiddles ``(m, 1, r)``."""
+
+    r: int
+    m: int
+    block: object        # splitprec.split.Parts of dft_block(r)
+    twiddle: object      # complex64 (m, 1, r), or None on the last pass
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A planned length-``n`` transform: Stockham passes, or Bluestein around a power-of-two plan."""
+
+    n: int
+    passes: tuple
+    chirp: object = None       # complex64 (n,): exp(-pi i j^2 / n)
+    spectrum: object = None    # complex64 (m,): FFT_m of the conjugate chirp, divided by m
+    inner: object = None       # Plan of length m
+
+
+def _to_device(x, device):
+    if device == "cpu":
+        return x
+    import cupy
+    return cupy.asarray(x)
+
+
+def _stockham_passes(radices, d, device):
+    passes, n = [], int(np.prod(radices))
+    for r in radices:
+        m = n // r
+        parts = split(dft_block(r), d, axis=-2)
+        parts = type(parts)(tuple(_to_device(t, device) for t in parts.terms),
+                            None if parts.exponent is None else _to_device(parts.exponent, device))
+        twiddle = None
+        if m > 1:
+            roots = _unit_roots(np.outer(np.arange(m), np.arange(r)), n).astype(np.complex64)
+            twiddle = _to_device(roots.reshape(m, 1, r), device)
+        passes.append(Pass(r, m, parts, twiddle))
+        n = m
+    return tuple(passes)
+
+
+@functools.lru_cache(maxsize=64)
+def plan(n, d, device):
+    """The plan of a length-``n`` transform in scheme ``d`` on ``device`` ("cpu" or "gpu"), cached."""
+    radices = factorize(n)
+    if radices is not None:
+        return Plan(n, _stockham_passes(radices, d, device))
+    m = 1 << (2 * n - 2).bit_length()
+    j = np.arange(n)
+    chirp = _unit_roots(j * j, 2 * n)                   # exp(-pi i j^2 / n), j^2 mod 2n exact
+    kernel = np.zeros(m, np.complex128)
+    kernel[:n] = np.conj(chirp)
+    kernel[m - n + 1:] = np.conj(chirp[1:][::-1])
+    spectrum = (np.fft.fft(kernel) / m).astype(np.complex64)
+    return Plan(n, (), _to_device(chirp.astype(np.complex64), device),
+                _to_device(spectrum, device), plan(m, d, device))
+
+
+def _stockham(x, p, d):
+    """Forward DFT along the last axis of complex64 ``x`` (batch, n) by the passes of ``p``."""
+    xp = namespace(x)
+    batch, q = x.shape[0], 1
+    y = x.reshape(batch, p.n, 1)
+    for step in p.passes:
+        r, m = step.r, step.m
+        rows = xp.ascontiguousarray(y.reshape(batch, r, m, q).transpose(0, 2, 3, 1))
+        rows = rows.view(np.float32).reshape(-1, 2 * r)
+        z = narrow_matmul(split(rows, d, axis=-1), step.block, d)
+        z = z.view(np.complex64).reshape(batch, m, q, r)
+        if step.twiddle is not None:
+            z = z * step.twiddle
+        y = z.transpose(0, 1, 3, 2).reshape(batch, m, r * q)
+        q *= r
+    return y.reshape(batch, p.n)
+
+
+def forward(x, d):
+    """Forward DFT along the last axis of complex64 ``x`` (any leading shape) in scheme ``d``."""
+    xp = namespace(x)
+    n = x.shape[-1]
+    lines = x.reshape(-1, n)
+    if lines.shape[0] == 0:
+        return xp.empty(x.shape, np.complex64)
+    p = plan(n, d, "gpu" if xp is not np else "cpu")
+    if p.chirp is None:
+        return _stockham(lines, p, d).reshape(x.shape)
+    m = p.inner.n
+    a = xp.zeros((lines.shape[0], m), np.complex64)
+    a[:, :n] = lines * p.chirp
+    spectrum = _stockham(a, p.inner, d) * p.spectrum
+    conv = xp.conj(_stockham(xp.conj(spectrum), p.inner, d))
+    return (conv[:, :n] * p.chirp).reshape(x.shape)
+
+
+def inverse(x, d):
+    """Unnormalized inverse DFT along the last axis: ``conj(forward(conj(x)))``."""
+    xp = namespace(x)
+    return xp.conj(forward(xp.conj(x), d))

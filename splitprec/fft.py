@@ -1,0 +1,375 @@
+"""Discrete Fourier transforms whose butterflies are split-precision matrix products.
+
+Routines (numpy.fft's names, signatures and semantics; ``i`` = inverse transform, ``r`` = transform
+of real data, ``n`` = n-dimensional, ``2`` = two-dimensional)::
+
+    fft(a, n=None, axis=-1, norm=None, out=None, *, dtype=None)       ifft(...)
+    rfft(a, n=None, axis=-1, norm=None, out=None, *, dtype=None)      irfft(...)
+    fftn(a, s=None, axes=None, norm=None, out=None, *, dtype=None)    ifftn(...)
+    fft2(a, s=None, axes=(-2, -1), norm=None, out=None, *, dtype=None)  ifft2(...)
+    fftconvolve(in1, in2, mode="full", axes=None, *, dtype=None)      (scipy.signal's)
+
+Shared parameters, as in numpy.fft:
+
+- ``n`` / ``s``: length(s) of the transformed axes; the input is cropped or zero-padded at the end
+  (``s[i] == -1`` or ``None`` keeps that axis' length). ``irfft``'s default ``n`` is ``2 * (m - 1)``.
+- ``norm``: ``"backward"`` (default: no scaling forward, ``1/n`` inverse), ``"ortho"`` (``1/sqrt(n)``
+  both ways) or ``"forward"`` (``1/n`` forward); the factor is rounded once to float32.
+- ``out``: an array of the result's kind (numpy/cupy), dtype (complex64, float32 for ``irfft``) and
+  shape to write into; it is returned.
+- ``dtype`` (keyword-only): the split scheme, a name from :func:`splitprec.dtypes`; the default is
+  ``splitprec.dtypes.cheapest("fp32")`` (``bf16x6``).
+
+Inputs are float32 or complex64 arrays (float16 is widened exactly); float64, complex128, integer and
+bool inputs raise TypeError rather than being rounded silently (convert with ``.astype``). ``rfft``
+rejects complex input (numpy 2 does too). numpy arrays run on the CPU engine, cupy arrays on the GPU,
+with the same arithmetic (:mod:`splitprec._fft_engine` documents it: Stockham passes of radix 16, 8,
+4, 2, 7, 5, 3, each pass one split-precision product by the real ``2r x 2r`` DFT block; twiddles in
+float64 rounded to complex64; Bluestein for other prime factors). ``rfft`` and ``irfft`` run the
+complex transform of length ``n`` (real input with zero imaginary part; Hermitian-extended input).
+
+Non-finite values: a 1-D line (along a transformed axis) that holds NaN or ±inf gives NaN in every
+output of that line (both components); numpy's pocketfft gives a mix of ±inf and NaN there that
+depends on its factorization, so only the pattern ``isfinite(out)`` matches numpy's, not the values.
+Finite inputs whose transform overflows float32 give ±inf/NaN as float32 arithmetic does.
+
+Accuracy: ``accuracy.fft_bound(x, dtype)`` (docs/bounds.md), checked by
+``tests/test_fft.py::test_fft_error_within_bound``; the fp32-class schemes stay within 2x a float32
+FFT's error (scipy.fft's single-precision pocketfft on CPU, cuFFT on GPU):
+``tests/test_fft.py::test_fft_error_within_twice_float32_fft``.
+"""
+import operator
+
+import numpy as np
+
+from . import _fft_engine
+from ._backend import is_cupy, namespace
+from .dtypes import cheapest, dtype as get_dtype
+
+__all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "fftconvolve"]
+
+_NORMS = {None: "backward", "backward": "backward", "ortho": "ortho", "forward": "forward"}
+_SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def _scheme(dtype, op):
+    d = cheapest("fp32") if dtype is None else get_dtype(dtype)
+    if d.target != "float32":
+        raise ValueError(f"{op}: scheme {d.name!r} targets {d.target}; the FFT supports float32 targets")
+    return d
+
+
+def _operand(a, op, *, real, name="a"):
+    """``a`` as a float32 (``real``) or complex64 numpy/cupy array, or a TypeError naming it."""
+    if not (isinstance(a, np.ndarray) or is_cupy(a)):
+        a = np.asarray(a)
+    accepted = (np.float16, np.float32) if real else (np.float16, np.float32, np.complex64)
+    if a.dtype not in accepted:
+        kinds = "float32 (or float16)" if real else "float32, complex64 (or float16)"
+        raise TypeError(f"{op}: {name} has dtype {a.dtype}; accepted: {kinds}; nothing is rounded "
+                        f"silently (convert explicitly, e.g. {name}.astype(numpy.complex64))")
+    return a.astype(np.float32 if real else np.complex64, copy=False)
+
+
+def _axis(axis, ndim, op):
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{op}: axis must be an integer, got {axis!r}") from None
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim, msg_prefix=op)
+    return axis % ndim
+
+
+def _length(n, default, op):
+    n = default if n is None else operator.index(n)
+    if n < 1:
+        raise ValueError(f"Invalid number of FFT data points ({n}) specified for {op}; "
+                         "expected an integer >= 1")
+    return n
+
+
+def _norm_factor(norm, n, inverse):
+    if norm not in _NORMS:
+        raise ValueError(f'Invalid norm value {norm!r}; should be "backward", "ortho" or "forward"')
+    norm = _SWAP[_NORMS[norm]] if inverse else _NORMS[norm]
+    return {"backward": 1.0, "ortho": 1 / np.sqrt(n), "forward": 1.0 / n}[norm]
+
+
+def _resize(x, n, xp):
+    """Crop or zero-pad the last axis of ``x`` to ``n``."""
+    if x.shape[-1] >= n:
+        return x[..., :n]
+    padded = xp.zeros(x.shape[:-1] + (n,), x.dtype)
+    padded[..., :x.shape[-1]] = x
+    return padded
+
+
+def _hermitian(c, n, xp):
+    """The length-``n`` spectrum whose first ``n//2 + 1`` entries are ``c`` (imag of DC, Nyquist dropped)."""
+    full = xp.empty(c.shape[:-1] + (n,), np.complex64)
+    h = n // 2 + 1
+    full[..., :h] = c
+    full[..., h:] = xp.conj(c[..., 1:n - h + 1])[..., ::-1]
+    full[..., 0] = c[..., 0].real
+    if n % 2 == 0:
+        full[..., n // 2] = c[..., n // 2].real
+    return full
+
+
+def _line(x, n, *, kind, inverse, d):
+    """The unscaled 1-D transform of the last axis of finite ``x`` (already resized)."""
+    xp = namespace(x)
+    if kind == "c2r":
+        return _fft_engine.inverse(_hermitian(x, n, xp), d).real
+    y = (_fft_engine.inverse if inverse else _fft_engine.forward)(x.astype(np.complex64), d)
+    return y[..., :n // 2 + 1] if kind == "r2c" else y
+
+
+def _transform(x, n, axis, *, norm, inverse, kind, d):
+    """One 1-D transform along ``axis`` of a validated array (``kind``: c2c, r2c, c2r)."""
+    xp = namespace(x)
+    x = _resize(xp.moveaxis(x, axis, -1), n // 2 + 1 if kind == "c2r" else n, xp)
+    bad = ~xp.isfinite(x).all(axis=-1, keepdims=True)
+    has_bad = bool(bad.any())
+    if has_bad:
+        x = xp.where(bad, x.dtype.type(0), x)
+    y = _line(x, n, kind=kind, inverse=inverse, d=d)
+    factor = _norm_factor(norm, n, inverse)
+    if factor != 1.0:
+        y = y * np.float32(factor)
+    if has_bad:
+        y = xp.where(bad, y.dtype.type(complex(np.nan, np.nan) if y.dtype.kind == "c" else np.nan), y)
+    return xp.moveaxis(y, -1, axis)
+
+
+def _write(y, out, op):
+    if out is None:
+        return y
+    if type(out) is not type(y) or out.dtype != y.dtype:
+        raise TypeError(f"{op}: out must be a {type(y).__name__} of dtype {y.dtype}; got "
+                        f"{type(out).__name__} of dtype {getattr(out, 'dtype', None)}")
+    if out.shape != y.shape:
+        raise ValueError(f"{op}: out has shape {out.shape}; expected the result's shape {y.shape}")
+    out[...] = y
+    return out
+
+
+def _raw_fft(a, n, axis, *, norm, out, dtype, inverse, kind, op):
+    d = _scheme(dtype, op)
+    a = _operand(a, op, real=kind == "r2c")
+    if a.ndim == 0:
+        raise np.exceptions.AxisError(axis, 0, msg_prefix=op)
+    axis = _axis(axis, a.ndim, op)
+    default = 2 * (a.shape[axis] - 1) if kind == "c2r" else a.shape[axis]
+    n = _length(n, default, op)
+    _norm_factor(norm, n, inverse)
+    return _write(_transform(a, n, axis, norm=norm, inverse=inverse, kind=kind, d=d), out, op)
+
+
+def _nd_args(a, s, axes, op):
+    """numpy's ``(s, axes)`` defaults: all axes (or the last ``len(s)``); ``-1``/None keeps a length."""
+    if axes is None:
+        axes = range(a.ndim) if s is None else range(-len(s), 0)
+    axes = [_axis(ax, a.ndim, op) for ax in axes]
+    s = [a.shape[ax] for ax in axes] if s is None else list(s)
+    if len(s) != len(axes):
+        raise ValueError(f"{op}: s and axes have different lengths: s={s!r}, axes={axes!r}")
+    return [a.shape[ax] if length in (-1, None) else _length(length, None, op)
+            for length, ax in zip(s, axes)], axes
+
+
+def _raw_fftn(a, s, axes, *, norm, out, dtype, inverse, op):
+    d = _scheme(dtype, op)
+    a = _operand(a, op, real=False)
+    s, axes = _nd_args(a, s, axes, op)
+    for n in s:
+        _norm_factor(norm, n, inverse)
+    for n, axis in reversed(list(zip(s, axes))):
+        a = _transform(a, n, axis, norm=norm, inverse=inverse, kind="c2c", d=d)
+    return _write(a, out, op)
+
+
+def fft(a, n=None, axis=-1, norm=None, out=None, *, dtype=None):
+    """1-D discrete Fourier transform (``numpy.fft.fft``) in a split-precision scheme.
+
+    Parameters
+    ----------
+    a : numpy.ndarray or cupy.ndarray, complex64 or float32
+        Input; see the module docstring for ``n``, ``axis``, ``norm``, ``out``, ``dtype``.
+
+    Returns
+    -------
+    complex64 array of the input's kind, the transformed axis of length ``n``.
+
+    Raises
+    ------
+    TypeError
+        float64/complex128/integer input, non-integer ``n`` or ``axis``, ``out`` of another dtype.
+    ValueError
+        ``n < 1``, unknown ``norm`` or scheme, ``out`` of another shape.
+    numpy.exceptions.AxisError
+        ``axis`` out of range (a ValueError and an IndexError).
+
+    Accuracy: ``accuracy.fft_bound(x, dtype)``, checked by
+    ``tests/test_fft.py::test_fft_error_within_bound``.
+
+    Examples
+    --------
+    >>> import numpy as np, splitprec as sp
+    >>> sp.fft.fft(np.complex64([0, 1, 0, 0]))
+    array([ 1.+0.j,  0.-1.j, -1.+0.j,  0.+1.j], dtype=complex64)
+    """
+    return _raw_fft(a, n, axis, norm=norm, out=out, dtype=dtype, inverse=False, kind="c2c", op="fft")
+
+
+def ifft(a, n=None, axis=-1, norm=None, out=None, *, dtype=None):
+    """1-D inverse transform (``numpy.fft.ifft``); parameters and accuracy as :func:`fft`."""
+    return _raw_fft(a, n, axis, norm=norm, out=out, dtype=dtype, inverse=True, kind="c2c", op="ifft")
+
+
+def rfft(a, n=None, axis=-1, norm=None, out=None, *, dtype=None):
+    """1-D transform of real float32 input (``numpy.fft.rfft``): ``n // 2 + 1`` complex64 outputs."""
+    return _raw_fft(a, n, axis, norm=norm, out=out, dtype=dtype, inverse=False, kind="r2c", op="rfft")
+
+
+def irfft(a, n=None, axis=-1, norm=None, out=None, *, dtype=None):
+    """Inverse of :func:`rfft` (``numpy.fft.irfft``): float32 output of length ``n``."""
+    return _raw_fft(a, n, axis, norm=norm, out=out, dtype=dtype, inverse=True, kind="c2r", op="irfft")
+
+
+def fftn(a, s=None, axes=None, norm=None, out=None, *, dtype=None):
+    """N-D transform (``numpy.fft.fftn``): 1-D transforms over ``axes``, last axis first."""
+    return _raw_fftn(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=False, op="fftn")
+
+
+def ifftn(a, s=None, axes=None, norm=None, out=None, *, dtype=None):
+    """N-D inverse transform (``numpy.fft.ifftn``)."""
+    return _raw_fftn(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=True, op="ifftn")
+
+
+def fft2(a, s=None, axes=(-2, -1), norm=None, out=None, *, dtype=None):
+    """2-D transform (``numpy.fft.fft2``): :func:`fftn` over the last two axes."""
+    return _raw_fftn(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=False, op="fft2")
+
+
+def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None, *, dtype=None):
+    """2-D inverse transform (``numpy.fft.ifft2``)."""
+    return _raw_fftn(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=True, op="ifft2")
+
+
+
+_MODES = ("full", "same", "valid")
+
+
+def _smooth_length(n):
+    """The smallest length >= ``n`` with no prime factor above 7 (no Bluestein pass)."""
+    while _fft_engine.factorize(n) is None:
+        n += 1
+    return n
+
+
+def _conv_axes(in1, in2, mode, axes, op):
+    """scipy.signal.fftconvolve's checks of ``mode``, dimensions and ``axes``; the sorted axes."""
+    if mode not in _MODES:
+        raise ValueError(f"{op}: acceptable mode flags are 'valid', 'same', or 'full'; got {mode!r}")
+    if in1.ndim != in2.ndim:
+        raise ValueError(f"{op}: in1 and in2 should have the same dimensionality; got shapes "
+                         f"{in1.shape} and {in2.shape}")
+    axes = range(in1.ndim) if axes is None else [axes] if np.ndim(axes) == 0 else axes
+    axes = [_axis(ax, in1.ndim, op) for ax in axes]
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{op}: all axes must be unique; got {axes!r}")
+    for ax in set(range(in1.ndim)) - set(axes):
+        if in1.shape[ax] != in2.shape[ax] and 1 not in (in1.shape[ax], in2.shape[ax]):
+            raise ValueError(f"{op}: incompatible shapes for in1 and in2: {in1.shape} and "
+                             f"{in2.shape} (axis {ax} is not convolved, so it must broadcast)")
+    return sorted(axes)
+
+
+def _valid_order(in1, in2, axes, op):
+    """``(in1, in2)``, swapped when ``in2`` is the larger in every axis (scipy's 'valid' rule)."""
+    if all(in1.shape[ax] >= in2.shape[ax] for ax in axes):
+        return in1, in2
+    if all(in2.shape[ax] >= in1.shape[ax] for ax in axes):
+        return in2, in1
+    raise ValueError(f"{op}: for 'valid' mode, one must be at least as large as the other in every "
+                     f"convolved axis; got shapes {in1.shape} and {in2.shape}")
+
+
+def _spectrum(x, lengths, axes, *, real, d):
+    kinds = ["c2c"] * (len(axes) - 1) + ["r2c" if real else "c2c"]
+    for n, axis, kind in reversed(list(zip(lengths, axes, kinds))):
+        x = _transform(x, n, axis, norm="backward", inverse=False, kind=kind, d=d)
+    return x
+
+
+def _inverse_spectrum(y, lengths, axes, *, real, d):
+    kinds = ["c2c"] * (len(axes) - 1) + ["c2r" if real else "c2c"]
+    for n, axis, kind in zip(lengths, axes, kinds):
+        y = _transform(y, n, axis, norm="backward", inverse=True, kind=kind, d=d)
+    return y
+
+
+def fftconvolve(in1, in2, mode="full", axes=None, *, dtype=None):
+    """Convolution by FFTs (``scipy.signal.fftconvolve``) with the split-precision transforms.
+
+    Parameters
+    ----------
+    in1, in2 : numpy.ndarray or cupy.ndarray, float32 or complex64, same ndim
+        Inputs; axes not in ``axes`` must be equal or 1 (they broadcast).
+    mode : {"full", "same", "valid"}
+        ``full``: every overlap (length ``n1 + n2 - 1``); ``same``: centred, ``in1``'s shape;
+        ``valid``: only full overlaps (``max - min + 1``; the inputs swap if ``in2`` is larger).
+    axes : int or sequence of int, optional
+        Axes to convolve over (default: all).
+    dtype : str or SplitDType, optional
+        Scheme, as in the module docstring.
+
+    Returns
+    -------
+    float32 when both inputs are real, else complex64; same kind (numpy/cupy) as the inputs. The
+    transforms run at lengths with no prime factor above 7 (>= ``n1 + n2 - 1``), real inputs through
+    ``rfft``/``irfft`` on the last convolved axis.
+
+    Raises
+    ------
+    TypeError
+        float64/complex128/integer inputs.
+    ValueError
+        Unknown mode, different ndim, non-broadcasting batch axes, repeated axes, 'valid' with
+        neither input larger in every axis.
+
+    Accuracy: normwise, within 2x scipy.signal.fftconvolve's float32 error, checked by
+    ``tests/test_fft.py::test_fftconvolve_error_within_twice_float32_fftconvolve``.
+
+    Examples
+    --------
+    >>> import numpy as np, splitprec as sp
+    >>> sp.fft.fftconvolve(np.float32([1, 2, 3]), np.float32([0, 1, 0.5]))
+    array([0. , 1. , 2.5, 4. , 1.5], dtype=float32)
+    """
+    op = "fftconvolve"
+    d = _scheme(dtype, op)
+    real = all(getattr(x, "dtype", np.asarray(x).dtype).kind == "f" for x in (in1, in2))
+    in1, in2 = (_operand(x, op, real=real, name=name) for x, name in ((in1, "in1"), (in2, "in2")))
+    xp = namespace(in1, in2)
+    if in1.ndim == in2.ndim == 0:
+        return in1 * in2
+    axes = _conv_axes(in1, in2, mode, axes, op)
+    if in1.size == 0 or in2.size == 0:
+        return xp.zeros((0,), in1.dtype)
+    shape1 = [in1.shape[ax] for ax in axes]
+    if mode == "valid":
+        in1, in2 = _valid_order(in1, in2, axes, op)
+    full = [in1.shape[ax] + in2.shape[ax] - 1 for ax in axes]
+    lengths = [_smooth_length(n) for n in full]
+    product = _spectrum(in1, lengths, axes, real=real, d=d) * _spectrum(in2, lengths, axes, real=real, d=d)
+    y = _inverse_spectrum(product, lengths, axes, real=real, d=d)
+    keep = {"full": full, "same": shape1,
+            "valid": [in1.shape[ax] - in2.shape[ax] + 1 for ax in axes]}[mode]
+    index = [slice(None)] * y.ndim
+    for ax, n_full, n in zip(axes, full, keep):
+        start = (n_full - n) // 2
+        index[ax] = slice(start, start + n)
+    return xp.ascontiguousarray(y[tuple(index)])
