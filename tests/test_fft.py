@@ -1,0 +1,423 @@
+"""Tests of splitprec.fft: numpy.fft compatibility, accuracy against complex128 references, errors."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import splitprec as sp
+from splitprec import _fft_engine
+from splitprec.dtypes import cheapest
+
+scipy_fft = pytest.importorskip("scipy.fft")
+scipy_signal = pytest.importorskip("scipy.signal")
+
+FP32_CLASS = [name for name in sp.dtypes() if sp.dtype(name).fp32_class]
+ALL_DTYPES = sp.dtypes()
+DEFAULT = cheapest("fp32")
+U32 = np.finfo(np.float32).eps / 2          # float32 unit roundoff
+NORMS = [None, "backward", "ortho", "forward"]
+# (splitprec function, numpy function, input kind): the whole family, for parametrized tests.
+ONE_D = [(sp.fft.fft, np.fft.fft, "c"), (sp.fft.ifft, np.fft.ifft, "c"),
+         (sp.fft.rfft, np.fft.rfft, "r"), (sp.fft.irfft, np.fft.irfft, "c")]
+N_D = [(sp.fft.fftn, np.fft.fftn, "c"), (sp.fft.ifftn, np.fft.ifftn, "c"),
+       (sp.fft.fft2, np.fft.fft2, "c"), (sp.fft.ifft2, np.fft.ifft2, "c")]
+FAMILY = ONE_D + N_D
+
+
+def _ids(param):
+    return param[0].__name__
+
+
+def _signal(shape, kind, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(np.float32)
+    if kind == "r":
+        return x
+    return (x + 1j * rng.standard_normal(shape).astype(np.float32)).astype(np.complex64)
+
+
+def _rel(y, ref):
+    ref = np.asarray(ref, np.complex128)
+    return float(np.linalg.norm(np.asarray(y, np.complex128) - ref) / np.linalg.norm(ref))
+
+
+def _fft_bound(x, d):
+    """``accuracy.fft_bound`` (normwise), or a skip where the harness does not provide it yet."""
+    accuracy = pytest.importorskip("accuracy")
+    if not hasattr(accuracy, "fft_bound"):
+        pytest.skip("accuracy.fft_bound is not available")
+    return accuracy.fft_bound(x, d)
+
+
+# -- numpy compatibility: shapes, dtypes, norms, n/s, axes, out -------------------------------
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("family", ONE_D, ids=_ids)
+@pytest.mark.parametrize("n", [None, 1, 5, 8, 12, 17])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_every_1d_fft_matches_numpy(family, n, axis, norm):
+    ours, theirs, kind = family
+    x = _signal((6, 10), kind)
+    y, ref = ours(x, n=n, axis=axis, norm=norm), theirs(x.astype(np.complex128 if kind == "c" else
+                                                               np.float64), n=n, axis=axis, norm=norm)
+    assert y.shape == ref.shape and y.dtype == (np.float32 if ours is sp.fft.irfft else np.complex64)
+    err_float32 = _rel(getattr(scipy_fft, ours.__name__)(x, n=n, axis=axis, norm=norm), ref)
+    assert _rel(y, ref) <= 2 * err_float32 or _rel(y, ref) == 0
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("family", N_D, ids=_ids)
+@pytest.mark.parametrize("s, axes", [(None, None), ((3, 8), None), (None, (0, 2)), ((5, -1), (2, 0)),
+                                     ((4,), (-2,))])
+@pytest.mark.filterwarnings("ignore:`axes` should not be `None`:DeprecationWarning")
+def test_every_nd_fft_matches_numpy(family, s, axes, norm):
+    ours, theirs, _ = family
+    if ours in (sp.fft.fft2, sp.fft.ifft2) and axes is None and s is not None:
+        axes = (-2, -1)
+    x = _signal((4, 6, 5), "c", seed=1)
+    kwargs = {"s": s, "norm": norm} | ({} if axes is None else {"axes": axes})
+    y, ref = ours(x, **kwargs), theirs(x.astype(np.complex128), **kwargs)
+    assert y.shape == ref.shape and y.dtype == np.complex64
+    err_float32 = _rel(getattr(scipy_fft, ours.__name__)(x, **kwargs), ref)
+    assert _rel(y, ref) <= 2 * err_float32
+
+
+def test_fftn_with_a_repeated_axis_transforms_it_twice():
+    x = _signal((4, 6), "c")
+    np.testing.assert_array_equal(sp.fft.fftn(x, axes=(1, 1)), sp.fft.fft(sp.fft.fft(x, axis=1), axis=1))
+    assert sp.fft.fftn(x, axes=(1, 1)).shape == np.fft.fftn(x, axes=(1, 1)).shape
+
+
+@pytest.mark.parametrize("family", FAMILY, ids=_ids)
+def test_every_fft_honours_out(family):
+    ours, _, kind = family
+    x = _signal((3, 8), kind)
+    expected = ours(x)
+    out = np.empty_like(expected)
+    assert ours(x, out=out) is out
+    np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("family", FAMILY, ids=_ids)
+def test_every_fft_rejects_out_with_wrong_shape(family):
+    ours, _, kind = family
+    x = _signal((3, 8), kind)
+    wrong = np.empty((3, 7), ours(x).dtype)
+    with pytest.raises(ValueError, match=rf"^{ours.__name__}: out has shape \(3, 7\)"):
+        ours(x, out=wrong)
+
+
+@pytest.mark.parametrize("family", FAMILY, ids=_ids)
+def test_every_fft_rejects_out_with_wrong_dtype(family):
+    ours, _, kind = family
+    x = _signal((3, 8), kind)
+    with pytest.raises(TypeError, match=rf"^{ours.__name__}: out must be a ndarray of dtype"):
+        ours(x, out=np.empty(ours(x).shape, np.complex128))
+
+
+@pytest.mark.parametrize("family", FAMILY, ids=_ids)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_every_fft_accepts_every_float32_scheme(family, dtype):
+    ours, theirs, kind = family
+    x = _signal((2, 12), kind)
+    y = ours(x, dtype=dtype)
+    assert y.shape == theirs(x).shape and np.isfinite(y).all()
+
+
+@pytest.mark.parametrize("family", FAMILY, ids=_ids)
+def test_every_fft_handles_zero_size_batch(family):
+    ours, theirs, kind = family
+    x = _signal((0, 4, 8), kind)
+    kwargs = {"axes": (1, 2)} if family in N_D else {}
+    assert ours(x, **kwargs).shape == theirs(x, **kwargs).shape
+
+
+def test_fft_of_float16_input_widens_exactly():
+    x = np.float16([1, 2, 0.5, -3])
+    np.testing.assert_array_equal(sp.fft.fft(x), sp.fft.fft(x.astype(np.float32)))
+
+
+def test_fft_keeps_strided_and_reversed_views():
+    x = _signal((8, 64), "c")
+    view = x[::-2, ::3]
+    np.testing.assert_array_equal(sp.fft.fft(view), sp.fft.fft(np.ascontiguousarray(view)))
+
+
+def test_irfft_ignores_imaginary_part_of_dc_and_nyquist():
+    c = _signal((9,), "c")
+    n = 16
+    ref = np.fft.irfft(c.astype(np.complex128), n)
+    assert _rel(sp.fft.irfft(c, n), ref) <= 2 * _rel(scipy_fft.irfft(c, n), ref)
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("family", ONE_D, ids=_ids)
+@pytest.mark.parametrize("n", [0, -3])
+def test_every_1d_fft_rejects_n_below_one(family, n):
+    ours, _, kind = family
+    with pytest.raises(ValueError, match=r"^Invalid number of FFT data points"):
+        ours(_signal((4,), kind), n=n)
+
+
+@pytest.mark.parametrize("family", FAMILY, ids=_ids)
+def test_every_fft_rejects_unknown_norm(family):
+    ours, _, kind = family
+    with pytest.raises(ValueError, match=r"^Invalid norm value 'unitary'"):
+        ours(_signal((2, 4), kind), norm="unitary")
+
+
+@pytest.mark.parametrize("family", ONE_D, ids=_ids)
+def test_every_1d_fft_rejects_axis_out_of_range(family):
+    ours, _, kind = family
+    with pytest.raises(np.exceptions.AxisError, match=rf"^{ours.__name__}: axis 2 is out of bounds"):
+        ours(_signal((2, 4), kind), axis=2)
+
+
+@pytest.mark.parametrize("family", N_D, ids=_ids)
+def test_every_nd_fft_rejects_s_and_axes_of_different_lengths(family):
+    ours, _, _ = family
+    with pytest.raises(ValueError, match=rf"^{ours.__name__}: s and axes have different lengths"):
+        ours(_signal((2, 4, 4), "c"), s=(4, 4, 4), axes=(0, 1))
+
+
+@pytest.mark.parametrize("family", FAMILY, ids=_ids)
+@pytest.mark.parametrize("bad", [np.float64, np.complex128, np.int32, np.bool_])
+def test_every_fft_rejects_float64_and_integer_input(family, bad):
+    ours, _, _ = family
+    with pytest.raises(TypeError, match=rf"^{ours.__name__}: a has dtype {np.dtype(bad)}"):
+        ours(np.ones((2, 4), bad))
+
+
+def test_rfft_rejects_complex_input():
+    with pytest.raises(TypeError, match=r"^rfft: a has dtype complex64; accepted: float32"):
+        sp.fft.rfft(_signal((4,), "c"))
+
+
+def test_fft_rejects_unknown_scheme():
+    with pytest.raises(ValueError, match=r"^unknown split dtype 'tf32x4'"):
+        sp.fft.fft(_signal((4,), "c"), dtype="tf32x4")
+
+
+def test_fft_rejects_scalar_input():
+    with pytest.raises(np.exceptions.AxisError, match=r"^fft: axis -1 is out of bounds"):
+        sp.fft.fft(np.complex64(1))
+
+
+def test_fft_rejects_non_integer_n():
+    with pytest.raises(TypeError):
+        sp.fft.fft(_signal((4,), "c"), n=2.5)
+
+
+# -- non-finite values ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("family", FAMILY, ids=_ids)
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_every_fft_nonfinite_pattern_matches_numpy(family, value):
+    ours, theirs, kind = family
+    x = _signal((5, 4, 12), kind, seed=3)
+    x[1, 2, 5] = value
+    x[3, 0, 0] = value
+    with np.errstate(invalid="ignore", over="ignore"):
+        ref = theirs(x)
+    y = ours(x)
+    np.testing.assert_array_equal(np.isfinite(y), np.isfinite(ref))
+    assert np.isnan(y[~np.isfinite(y)]).all()
+
+
+@pytest.mark.parametrize("n", [16, 105, 1009])
+def test_fft_nan_makes_its_line_nan(n):
+    x = _signal((3, n), "c")
+    x[1, n // 2] = complex(np.nan, 0)
+    y = sp.fft.fft(x)
+    assert np.isnan(y[1].real).all() and np.isnan(y[1].imag).all() and np.isfinite(y[[0, 2]]).all()
+
+
+# -- accuracy against complex128 references ---------------------------------------------------
+
+def _accuracy_case(n, seed=0):
+    x = _signal((max(1, 2 ** 13 // n), n), "c", seed)
+    return x, np.fft.fft(x.astype(np.complex128))
+
+
+SIZES = [2 ** e for e in range(4, 17)] + [105, 1000, 1009, 4095]
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", FP32_CLASS)
+def test_fft_error_within_twice_float32_fft(n, dtype):
+    x, ref = _accuracy_case(n)
+    assert _rel(sp.fft.fft(x, dtype=dtype), ref) <= 2 * _rel(scipy_fft.fft(x), ref)
+
+
+@pytest.mark.parametrize("n", [2 ** 18, 2 ** 20, 2 ** 22])
+def test_large_fft_error_within_twice_float32_fft(n):
+    x, ref = _accuracy_case(n)
+    assert _rel(sp.fft.fft(x), ref) <= 2 * _rel(scipy_fft.fft(x), ref)
+
+
+@pytest.mark.parametrize("n", [2 ** 4, 2 ** 10, 2 ** 16, 1000, 1009])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_fft_error_within_bound(n, dtype):
+    x, ref = _accuracy_case(n, seed=1)
+    assert _rel(sp.fft.fft(x, dtype=dtype), ref) <= _fft_bound(x, dtype)
+
+
+@pytest.mark.parametrize("n", [7, 16, 60])
+def test_fft_matches_exact_dft(n):
+    accuracy = pytest.importorskip("accuracy")
+    if not hasattr(accuracy, "exact_dft"):
+        pytest.skip("accuracy.exact_dft is not available")
+    x = _signal((n,), "c", seed=2)
+    exact = np.asarray(accuracy.exact_dft(x), np.complex128)
+    assert _rel(sp.fft.fft(x), exact) <= 2 * _rel(scipy_fft.fft(x), exact)
+
+
+def test_dft_block_is_the_dft_matrix():
+    for r in _fft_engine.RADICES + _fft_engine.ODD_RADICES:
+        x = _signal((r,), "c", seed=r)
+        naive = np.exp(-2j * np.pi * np.outer(np.arange(r), np.arange(r)) / r) @ x.astype(np.complex128)
+        y = (x.view(np.float32).astype(np.float64) @ _fft_engine.dft_block(r)).view(np.complex128)
+        assert _rel(y, naive) <= 2 * _rel(scipy_fft.fft(x), naive)
+
+
+@pytest.mark.parametrize("n, radices", [(4096, [16, 16, 16]), (2 ** 22, [16] * 5 + [4]),
+                                        (1000, [8, 5, 5, 5]), (105, [7, 5, 3]), (1009, None)])
+def test_factorize_takes_largest_radices_first(n, radices):
+    assert _fft_engine.factorize(n) == radices
+
+
+# -- properties ------------------------------------------------------------------------------
+
+_lengths = st.sampled_from([8, 12, 30, 64, 97])
+_values = st.floats(-1e3, 1e3, width=32, allow_subnormal=False)
+
+
+def _complex_arrays(n):
+    return hnp.arrays(np.float32, 2 * n, elements=_values).map(lambda v: v.view(np.complex64))
+
+
+@given(st.data())
+def test_fft_is_linear_within_bound(data):
+    n = data.draw(_lengths)
+    x, y = data.draw(_complex_arrays(n)), data.draw(_complex_arrays(n))
+    total = (x + y).astype(np.complex64)
+    lhs, rhs = sp.fft.fft(total), sp.fft.fft(x) + sp.fft.fft(y)
+    tol = sum(_fft_bound(v, DEFAULT) * np.linalg.norm(np.fft.fft(v.astype(np.complex128)))
+              for v in (total, x, y)) + 2 * U32 * np.linalg.norm(rhs)
+    assert np.linalg.norm(lhs.astype(np.complex128) - rhs) <= tol
+
+
+@given(st.data())
+def test_fft_satisfies_parseval_within_bound(data):
+    n = data.draw(_lengths)
+    x = data.draw(_complex_arrays(n))
+    energy = np.linalg.norm(x.astype(np.complex128))
+    bound = _fft_bound(x, DEFAULT)
+    assert abs(np.linalg.norm(sp.fft.fft(x, norm="ortho").astype(np.complex128)) - energy) <= \
+        (bound + 2 * U32) * energy
+
+
+@given(st.data())
+def test_ifft_inverts_fft_within_bound(data):
+    n = data.draw(_lengths)
+    x = data.draw(_complex_arrays(n))
+    back = sp.fft.ifft(sp.fft.fft(x))
+    energy = np.linalg.norm(x.astype(np.complex128))
+    assert np.linalg.norm(back - x.astype(np.complex128)) <= 2 * (_fft_bound(x, DEFAULT) + 2 * U32) * energy
+
+
+# -- fftconvolve ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("kind", ["r", "c"])
+@pytest.mark.parametrize("shapes, axes", [(((50,), (9,)), None), (((9,), (50,)), None),
+                                          (((4, 40), (1, 7)), -1), (((6, 7), (3, 4)), None),
+                                          (((3, 20), (3, 1009)), 1)])
+def test_fftconvolve_matches_scipy(shapes, axes, kind, mode):
+    in1, in2 = _signal(shapes[0], kind, seed=4), _signal(shapes[1], kind, seed=5)
+    ref = scipy_signal.fftconvolve(in1.astype(np.complex128), in2.astype(np.complex128), mode, axes)
+    y = sp.fft.fftconvolve(in1, in2, mode, axes)
+    assert y.shape == ref.shape and y.dtype == (np.float32 if kind == "r" else np.complex64)
+    err_float32 = _rel(scipy_signal.fftconvolve(in1, in2, mode, axes), ref)
+    assert _rel(y, ref) <= 2 * err_float32
+
+
+@pytest.mark.parametrize("n1, n2", [(4096, 129), (10000, 1000)])
+def test_fftconvolve_error_within_twice_float32_fftconvolve(n1, n2):
+    in1, in2 = _signal((n1,), "r", seed=6), _signal((n2,), "r", seed=7)
+    ref = np.convolve(in1.astype(np.float64), in2.astype(np.float64))
+    err_float32 = _rel(scipy_signal.fftconvolve(in1, in2), ref)
+    for dtype in FP32_CLASS:
+        assert _rel(sp.fft.fftconvolve(in1, in2, dtype=dtype), ref) <= 2 * err_float32
+
+
+def test_fftconvolve_rejects_unknown_mode():
+    with pytest.raises(ValueError, match=r"^fftconvolve: acceptable mode flags are"):
+        sp.fft.fftconvolve(np.ones(3, np.float32), np.ones(2, np.float32), "wrap")
+
+
+def test_fftconvolve_rejects_different_ndim():
+    with pytest.raises(ValueError, match=r"^fftconvolve: in1 and in2 should have the same dimensionality"):
+        sp.fft.fftconvolve(np.ones((2, 3), np.float32), np.ones(2, np.float32))
+
+
+def test_fftconvolve_rejects_valid_mode_without_a_larger_input():
+    with pytest.raises(ValueError, match=r"^fftconvolve: for 'valid' mode, one must be at least"):
+        sp.fft.fftconvolve(np.ones((2, 5), np.float32), np.ones((4, 3), np.float32), "valid")
+
+
+def test_fftconvolve_rejects_float64():
+    with pytest.raises(TypeError, match=r"^fftconvolve: in1 has dtype float64"):
+        sp.fft.fftconvolve(np.ones(3), np.ones(2, np.float32))
+
+
+# -- GPU: the same code on cupy arrays ----------------------------------------------------------
+
+def _cupy():
+    return pytest.importorskip("cupy")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [256, 4096, 2 ** 16, 2 ** 20, 2 ** 22, 1000, 1009])
+@pytest.mark.parametrize("dtype", FP32_CLASS)
+def test_gpu_fft_error_within_twice_cufft(n, dtype):
+    cp = _cupy()
+    x = _signal((max(1, 2 ** 16 // n), n), "c")
+    ref = np.fft.fft(x.astype(np.complex128))
+    y = sp.fft.fft(cp.asarray(x), dtype=dtype)
+    assert isinstance(y, cp.ndarray) and y.dtype == np.complex64
+    err_cufft = _rel(cp.fft.fft(cp.asarray(x)).get(), ref)
+    assert _rel(y.get(), ref) <= 2 * err_cufft
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("family", FAMILY, ids=_ids)
+def test_gpu_every_fft_agrees_with_cpu_engine(family):
+    cp = _cupy()
+    ours, theirs, kind = family
+    x = _signal((8, 6, 40), kind)
+    y_gpu, y_cpu = ours(cp.asarray(x)).get(), ours(x)
+    ref = theirs(x.astype(np.complex128 if kind == "c" else np.float64))
+    assert y_gpu.shape == y_cpu.shape and y_gpu.dtype == y_cpu.dtype
+    assert _rel(y_gpu, y_cpu) <= 2 * _rel(getattr(cp.fft, ours.__name__)(cp.asarray(x)).get(), ref)
+
+
+@pytest.mark.gpu
+def test_gpu_fftconvolve_matches_cupyx():
+    cp = _cupy()
+    cupyx_signal = pytest.importorskip("cupyx.scipy.signal")
+    in1, in2 = _signal((16, 5000), "r", seed=8), _signal((1, 300), "r", seed=9)
+    ref = scipy_signal.fftconvolve(in1.astype(np.float64), in2.astype(np.float64), "same", axes=-1)
+    y = sp.fft.fftconvolve(cp.asarray(in1), cp.asarray(in2), "same", axes=-1)
+    anchor = cupyx_signal.fftconvolve(cp.asarray(in1), cp.asarray(in2), "same", axes=-1)
+    assert y.dtype == np.float32 and _rel(y.get(), ref) <= 2 * _rel(anchor.get(), ref)
+
+
+@pytest.mark.gpu
+def test_gpu_fft_nan_makes_its_line_nan():
+    cp = _cupy()
+    x = _signal((3, 1009), "c")
+    x[1, 7] = np.nan
+    y = sp.fft.fft(cp.asarray(x)).get()
+    assert np.isnan(y[1]).all() and np.isfinite(y[[0, 2]]).all()
