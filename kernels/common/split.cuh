@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// Rounding of one split part to its narrow format, bit for bit as splitprec.formats.round_to does
+// ("rne" ties to even, "rz" toward zero; subnormals of the format kept exactly).
+#pragma once
+#include "common/mma.cuh"
+
+// Largest finite value of each part format.
+template <int FMT> __device__ __forceinline__ float format_max() {
+  if constexpr (FMT == FMT_TF32) return __uint_as_float(0x7F7FE000u);
+  else if constexpr (FMT == FMT_BF16) return __uint_as_float(0x7F7F0000u);
+  else return 65504.0f;
+}
+
+// Clear the low DROP fraction bits of a float32, toward zero or to nearest (ties to even).
+template <int DROP>
+__device__ __forceinline__ float round_fraction(float x, bool toward_zero) {
+  unsigned u = __float_as_uint(x);
+  const unsigned mask = ~((1u << DROP) - 1u);
+  if (!toward_zero) u += ((1u << (DROP - 1)) - 1u) + ((u >> DROP) & 1u);
+  return __uint_as_float(u & mask);
+}
+
+// x rounded to the part format (|x| <= format_max, finite). tf32 and bf16 share float32's
+// exponent range, so their subnormals are float32 subnormals with fewer fraction bits.
+template <int FMT>
+__device__ __forceinline__ float round_part(float x, bool toward_zero) {
+  if constexpr (FMT == FMT_TF32) return round_fraction<13>(x, toward_zero);
+  else if constexpr (FMT == FMT_BF16) return round_fraction<16>(x, toward_zero);
+  else {
+    unsigned short h;
+    float y;
+    if (toward_zero) asm("cvt.rz.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+    else asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+    asm("cvt.f32.f16 %0, %1;" : "=f"(y) : "h"(h));
+    return y;
+  }
+}
+
+// Storage of a rounded part: tf32 keeps the float32 bits, bf16 the top half, fp16 its own bits.
+template <int FMT> struct PartStorage { typedef unsigned short type; };
+template <> struct PartStorage<FMT_TF32> { typedef float type; };
+
+template <int FMT>
+__device__ __forceinline__ typename PartStorage<FMT>::type store_part(float part) {
+  if constexpr (FMT == FMT_TF32) return part;
+  else if constexpr (FMT == FMT_BF16) return static_cast<unsigned short>(__float_as_uint(part) >> 16);
+  else {
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(part));   // exact: part is an fp16 value
+    return h;
+  }
+}

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// Split float32 matrices into narrow part matrices for the split GEMM: the same parts as
+// splitprec.split.split (each part = residual rounded to nearest-even; a value above the format's
+// largest finite value is split toward zero; pow2 schemes scale each row of A / column of B by
+// 2**-exponent first), written K-major and zero-padded along K to whole 64-byte k-blocks.
+#include "common/split.cuh"
+
+constexpr int TILE = 32;   // (TILE, TILE) input tile staged through shared memory for the transpose
+
+// Parts of one (scaled) value into out[term * term_stride + index].
+template <int FMT, int TERMS, int SHIFT>
+__device__ __forceinline__ void split_value(float x, int exponent, typename PartStorage<FMT>::type* out,
+                                            long long index, long long term_stride) {
+  float residual = ldexpf(x, -exponent);
+  float top = format_max<FMT>();
+  if (exponent > 0)   // |part 0| must also stay below float32's max once 2**exponent is undone
+    top = fminf(top, round_part<FMT>(static_cast<float>(ldexp(3.4028234663852886e38, -exponent)), true));
+  const bool saturated = fabsf(residual) > top;
+#pragma unroll
+  for (int i = 0; i < TERMS; ++i) {
+    const float part = round_part<FMT>(ldexpf(residual, i * SHIFT), saturated);
+    residual -= ldexpf(part, -i * SHIFT);    // exact in float32
+    out[i * term_stride + index] = store_part<FMT>(part);
+  }
+}
+
+template <int FMT,        // part format (PartFormat)
+          int TERMS,      // parts per value
+          int SHIFT,      // part i is stored scaled by 2**(i*SHIFT)
+          bool TRANSPOSE> // false: (rows, cols) -> (rows, cols_pad);  true: (rows, cols) -> (cols, rows_pad)
+__global__ void __launch_bounds__(TILE * 8)
+split_terms_sm80(const float* x,        // (batch, rows, cols) float32, finite
+                 void* out,             // TERMS x (batch, out rows, out cols) parts
+                 const int* exponent,   // (batch, rows) or (batch, cols) when TRANSPOSE; null: none
+                 int rows, int cols,    // input shape
+                 int pad,               // K padded: cols_pad (A) or rows_pad (B), a multiple of 64 bytes
+                 long long term_stride) // elements from one part matrix to the next
+{
+  __shared__ float tile[TILE][TILE + 1];  // (TILE rows, TILE cols) of x, padded against bank conflicts
+  const int z = blockIdx.z;
+  const int r0 = blockIdx.y * TILE, c0 = blockIdx.x * TILE;
+  const float* xb = x + static_cast<long long>(z) * rows * cols;
+  for (int r = threadIdx.y; r < TILE; r += blockDim.y) {
+    const int gr = r0 + r, gc = c0 + threadIdx.x;
+    tile[r][threadIdx.x] = (gr < rows && gc < cols) ? xb[static_cast<long long>(gr) * cols + gc] : 0.0f;
+  }
+  __syncthreads();
+  auto* parts = static_cast<typename PartStorage<FMT>::type*>(out);
+  const int out_rows = TRANSPOSE ? cols : rows, out_cols = pad;
+  for (int r = threadIdx.y; r < TILE; r += blockDim.y) {
+    // Output element (orow, ocol) is input (orow, ocol), or input (ocol, orow) when transposing.
+    const int orow = (TRANSPOSE ? c0 : r0) + r, ocol = (TRANSPOSE ? r0 : c0) + threadIdx.x;
+    if (orow >= out_rows || ocol >= out_cols) continue;
+    const float v = TRANSPOSE ? tile[threadIdx.x][r] : tile[r][threadIdx.x];
+    const int e = exponent ? exponent[static_cast<long long>(z) * out_rows + orow] : 0;
+    split_value<FMT, TERMS, SHIFT>(v, e, parts, (static_cast<long long>(z) * out_rows + orow) * out_cols + ocol,
+                                   term_stride);
+  }
+}

@@ -1,0 +1,271 @@
+"""The GPU engine: split on the device, multiply the parts on tensor cores, combine.
+
+Two ways to run a scheme's narrow products, both under the same arithmetic model (docs/kernels.md):
+each narrow product's tensor-core accumulation spans k-blocks of at most 256, every k-block's partial
+sum is promoted into float32 with round-to-nearest adds, and the small products (i + j > 0) share
+one accumulator kept apart from hi*hi and added before it (Ootomo & Yokota, arXiv 2203.03341).
+
+- ``"rawkernel"``: ``kernels/gemm_split_sm80.cu`` (mma.sync, cp.async pipeline), promoting every
+  64-byte k-block (32 bf16/fp16 or 16 tf32 values of k), one launch for all products.
+- ``"cublas"``: cuBLAS GEMMs with float32 output over k-chunks whose stacked K is at most 256,
+  ``beta = 1`` so each chunk is added with a round-to-nearest float32 add. A baseline.
+
+Parts are written once by ``kernels/split_terms_sm80.cu``: A as (terms, batch, m, K') and B
+transposed as (terms, batch, n, K'), K' = K zero-padded to whole k-blocks.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from .split import _pow2_exponent
+
+SPLIT_FILE = "split_terms_sm80.cu"
+GEMM_FILE = "gemm_split_sm80.cu"
+_FORMAT_CODE = {"tf32": 0, "bf16": 1, "fp16": 2}
+_ELEMENT_BYTES = {"tf32": 4, "bf16": 2, "fp16": 2}
+_BLOCK_BYTES = 64          # k-block of the kernel: 4 chunks of 16 bytes
+_MAX_GRID_Z = 65535
+
+
+@dataclass(frozen=True)
+class Tile:
+    """Launch shape of ``gemm_split_sm80``: warps along m and n (32x32 each), pipeline stages."""
+
+    warps_m: int = 4
+    warps_n: int = 2
+    stages: int = 3
+
+    @property
+    def threads(self):
+        return 32 * self.warps_m * self.warps_n
+
+
+DEFAULT_TILE = Tile()
+# Fastest tile per scheme on the H200 at n = 8192 (benchmarks/gemm.py measures every candidate).
+TILES = {}
+
+# Measured on the H200, n = 8192, N(0,1) inputs: (GEMM TFLOP/s counted as 2*m*n*k, normwise error
+# vs float64), from benchmarks/results/gemm-<date>-<sha>.json (see docs/kernels.md). precision="fp32"
+# on the GPU takes the fastest fp32-class scheme of this table.
+MEASURED = {}
+MEASURED_SOURCE = None
+
+
+def fastest(precision):
+    """The fastest measured scheme of ``precision`` class on the GPU (``dtypes.cheapest`` if none)."""
+    from .dtypes import cheapest, dtype
+    if precision != "fp32":
+        return cheapest(precision)
+    measured = [dtype(name) for name in MEASURED if dtype(name).fp32_class]
+    if not measured:
+        return cheapest(precision)
+    return max(measured, key=lambda d: MEASURED[d.name][0])
+
+
+def _pairs_mask(d):
+    return sum(1 << (3 * i + j) for i, j in d.products)
+
+
+def _small_shift(d):
+    """The one power-of-two exponent of every small product (the kernel scales them together)."""
+    shifts = {(i + j) * d.shift for i, j in d.products if i + j > 0}
+    if len(shifts) > 1:
+        raise ValueError(f"gemm_split_sm80: scheme {d.name!r} scales its small products by "
+                         f"different powers of two {sorted(shifts)}; expected one")
+    return shifts.pop() if shifts else 0
+
+
+def split_expression(d, *, transpose):
+    return f"split_terms_sm80<{_FORMAT_CODE[d.base]}, {d.terms}, {d.shift}, {str(transpose).lower()}>"
+
+
+def gemm_expression(d, tile=DEFAULT_TILE):
+    return (f"gemm_split_sm80<{_FORMAT_CODE[d.base]}, {d.terms}, {_pairs_mask(d)}u, {_small_shift(d)}, "
+            f"{tile.warps_m}, {tile.warps_n}, {tile.stages}>")
+
+
+def instantiations(tiles=None):
+    """Every kernel instantiation the engine can launch, as ``{file: [name expressions]}``."""
+    from .dtypes import dtype, dtypes
+    tiles = {DEFAULT_TILE, *TILES.values()} if tiles is None else tiles
+    schemes = [dtype(name) for name in dtypes() if dtype(name).base in _FORMAT_CODE]
+    return {SPLIT_FILE: sorted({split_expression(d, transpose=t) for d in schemes for t in (False, True)}),
+            GEMM_FILE: sorted({gemm_expression(d, tile) for d in schemes for tile in tiles})}
+
+
+def padded_k(k, d, multiple_bytes=_BLOCK_BYTES):
+    """K rounded up to whole k-blocks of ``multiple_bytes`` bytes of parts."""
+    per_block = multiple_bytes // _ELEMENT_BYTES[d.base]
+    return -(-k // per_block) * per_block
+
+
+@dataclass(frozen=True)
+class Operand:
+    """Split operand: ``parts`` (terms, batch, rows, K') K-major; ``exponent`` (batch, rows) or None."""
+
+    parts: object
+    exponent: object
+
+
+def split_operand(x, d, *, transpose, pad):
+    """Parts of ``x`` (batch, rows, cols) float32, finite, C-contiguous; B is given with transpose=True.
+
+    Accuracy: the parts equal ``splitprec.split.split(x, d, axis=...)`` bit for bit, checked by
+    ``tests/test_kernels_gemm.py::test_split_kernel_matches_split``.
+    """
+    import cupy
+    from ._launch import launch
+    batch, rows, cols = x.shape
+    out_rows = cols if transpose else rows
+    storage = np.float32 if d.base == "tf32" else np.uint16
+    parts = cupy.empty((d.terms, batch, out_rows, pad), storage)
+    exponent = None
+    if d.scaling == "pow2":
+        exponent = _pow2_exponent(x, d.format, -2 if transpose else -1, cupy)
+        exponent = cupy.ascontiguousarray(exponent.reshape(batch, out_rows))
+    grid = (-(-(cols if transpose else pad) // 32), -(-(pad if transpose else rows) // 32), batch)
+    for z0 in range(0, batch, _MAX_GRID_Z):
+        z1 = min(batch, z0 + _MAX_GRID_Z)
+        launch(SPLIT_FILE, split_expression(d, transpose=transpose), grid[:2] + (z1 - z0,), (32, 8, 1),
+               (x[z0:z1], parts[:, z0:z1], None if exponent is None else exponent[z0:z1],
+                np.int32(rows), np.int32(cols), np.int32(pad), np.int64(parts[0].size)))
+    return Operand(parts, exponent)
+
+
+def _shared_bytes(d, tile):
+    rows = 32 * (tile.warps_m + tile.warps_n)
+    return tile.stages * d.terms * rows * 5 * 16        # (stages, terms, BM + BN, 5 chunks of 16 B)
+
+
+def _gemm_rawkernel(pa, pb, c, d, tile):
+    """``c`` (batch, m, n) = the scheme's product of split operands, by ``gemm_split_sm80``."""
+    from ._launch import launch
+    batch, m, n = c.shape
+    k_chunks = pa.parts.shape[-1] * _ELEMENT_BYTES[d.base] // 16
+    item = pa.parts.itemsize
+    strides = []
+    for op in (pa, pb):
+        shared = op.parts.shape[1] == 1 and batch > 1          # one operand for every batch entry
+        strides += [op.parts[0].size * item, 0 if shared else op.parts[0, 0].size * item]
+    exp_strides = [0 if op.exponent is None or op.exponent.shape[0] == 1 else op.exponent.shape[1]
+                   for op in (pa, pb)]
+    grid = (-(-n // (32 * tile.warps_n)), -(-m // (32 * tile.warps_m)))
+    for z0 in range(0, batch, _MAX_GRID_Z):
+        z1 = min(batch, z0 + _MAX_GRID_Z)
+        sl = [slice(z0, z1) if s else slice(None) for s in strides[1::2]]
+        es = [slice(z0, z1) if s else slice(None) for s in exp_strides]
+        args = (pa.parts[:, sl[0]], pb.parts[:, sl[1]], c[z0:z1],
+                None if pa.exponent is None else pa.exponent[es[0]],
+                None if pb.exponent is None else pb.exponent[es[1]],
+                np.int32(m), np.int32(n), np.int32(k_chunks),
+                *(np.int64(s) for s in strides), *(np.int32(s) for s in exp_strides))
+        launch(GEMM_FILE, gemm_expression(d, tile), grid + (z1 - z0,), (tile.threads, 1, 1), args,
+               shared_bytes=_shared_bytes(d, tile))
+    return c
+
+
+_CUDA_TYPE = {"tf32": 0, "bf16": 14, "fp16": 2}            # CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F
+_CUBLAS_COMPUTE = {"tf32": 77, "bf16": 68, "fp16": 68}     # COMPUTE_32F_FAST_TF32, COMPUTE_32F
+_CUBLAS_CHUNK = 256                                         # longest tensor-core chain, in k
+
+
+def _cublas_chunk(d):
+    """Per-product k-chunk of the stacked small-product GEMM: stacked K = products * chunk <= 256."""
+    small = sum(1 for i, j in d.products if i + j > 0)
+    chunk = _CUBLAS_CHUNK
+    while small and small * chunk > _CUBLAS_CHUNK:
+        chunk //= 2
+    return chunk
+
+
+def _stack(op, pairs_side, chunk):
+    """Parts of the small products laid out (batch, rows, K'/chunk, products, chunk): one k-chunk of
+    every small product is one contiguous stacked block of K."""
+    import cupy
+    parts = op.parts[list(pairs_side)]                          # (P, batch, rows, K')
+    p, batch, rows, kp = parts.shape
+    blocks = parts.reshape(p, batch, rows, kp // chunk, chunk)
+    return cupy.ascontiguousarray(blocks.transpose(1, 2, 3, 0, 4))
+
+
+def _cublas_accumulate(c, a, b, k_total, lda, step, d):
+    """``c += a_chunk @ b_chunk`` for every k-chunk, beta = 1: one round-to-nearest add per chunk.
+
+    ``a`` holds B's parts (n rows) and ``b`` A's parts (m rows): column-major C^T = B^T A^T is the
+    row-major C. ``step`` = (elements of k per chunk, element offset between chunks).
+    """
+    from cupy import cuda
+    from cupy_backends.cuda.libs import cublas
+    batch, m, n = c.shape
+    one = np.ones(1, np.float32)
+    handle = cuda.device.get_cublas_handle()
+    kind, offset = step
+    item = a.itemsize
+    a_batch = 0 if a.shape[0] == 1 and batch > 1 else a[0].size
+    b_batch = 0 if b.shape[0] == 1 and batch > 1 else b[0].size
+    for first in range(0, k_total, kind):
+        kc = min(kind, k_total - first)
+        shift = first // kind * offset * item
+        cublas.gemmStridedBatchedEx(
+            handle, 1, 0, n, m, kc, one.ctypes.data,
+            a.data.ptr + shift, _CUDA_TYPE[d.base], lda, a_batch,
+            b.data.ptr + shift, _CUDA_TYPE[d.base], lda, b_batch, one.ctypes.data,
+            c.data.ptr, 0, n, m * n, batch, _CUBLAS_COMPUTE[d.base], -1)
+
+
+def _gemm_cublas(pa, pb, c, d):
+    """The scheme's product by cuBLAS over promoted k-chunks (small products first, then hi*hi)."""
+    import cupy
+    kp = pa.parts.shape[-1]
+    small = [(i, j) for i, j in d.products if i + j > 0]
+    c[...] = 0
+    if small:
+        chunk = _cublas_chunk(d)
+        stacked_a = _stack(pa, [i for i, _ in small], chunk)
+        stacked_b = _stack(pb, [j for _, j in small], chunk)
+        width = len(small) * chunk
+        _cublas_accumulate(c, stacked_b, stacked_a, kp // chunk * width, kp // chunk * width,
+                           (width, width), d)
+        c *= np.float32(2.0 ** -_small_shift(d))
+    big = cupy.zeros_like(c)
+    _cublas_accumulate(big, pb.parts[0], pa.parts[0], kp, kp, (_CUBLAS_CHUNK, _CUBLAS_CHUNK), d)
+    c += big
+    return c
+
+
+def matmul(a, b, d, *, engine="rawkernel", tile=None):
+    """``a @ b`` (cupy float32, finite, ndim >= 2, batch dimensions broadcast) in scheme ``d``.
+
+    Accuracy: ``accuracy.gemm_bound(a, b, d, engine="gpu")``, checked by
+    ``tests/test_kernels_gemm.py::test_gpu_matmul_error_within_bound``.
+    """
+    import cupy
+    batch_shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    batch = int(np.prod(batch_shape, dtype=np.int64))
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    if batch == 0 or m == 0 or n == 0 or k == 0:
+        return cupy.zeros(batch_shape + (m, n), np.float32)
+    pad = padded_k(k, d) if engine == "rawkernel" else \
+        padded_k(k, d, _cublas_chunk(d) * _ELEMENT_BYTES[d.base])
+    pa = split_operand(_flatten(a, batch_shape, batch), d, transpose=False, pad=pad)
+    pb = split_operand(_flatten(b, batch_shape, batch), d, transpose=True, pad=pad)
+    c = cupy.empty((batch, m, n), np.float32)
+    if engine == "rawkernel":
+        _gemm_rawkernel(pa, pb, c, d, tile or TILES.get(d.name, DEFAULT_TILE))
+    elif engine == "cublas":
+        _gemm_cublas(pa, pb, c, d)
+    else:
+        raise ValueError(f"matmul: unknown GPU engine {engine!r}; expected 'rawkernel' or 'cublas'")
+    if pa.exponent is not None and engine == "cublas":
+        c = cupy.ldexp(c, pa.exponent[:, :, None] + pb.exponent[:, None, :]).astype(np.float32)
+    return c.reshape(batch_shape + (m, n))
+
+
+def _flatten(x, batch_shape, batch):
+    """``x`` as a C-contiguous (batch or 1, rows, cols) array (copies only when it must)."""
+    import cupy
+    own = int(np.prod(x.shape[:-2], dtype=np.int64))
+    if own not in (1, batch):
+        x = cupy.broadcast_to(x, batch_shape + x.shape[-2:])
+        own = batch
+    return cupy.ascontiguousarray(x.reshape((own,) + x.shape[-2:]))

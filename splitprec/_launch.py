@@ -1,0 +1,66 @@
+"""Kernel sources: read ``kernels/*.cu``, compile each instantiation once with NVRTC, cache, launch.
+
+Sources come from the checkout's ``kernels/`` directory or, installed, the ``splitprec.kernels``
+package. ``#include "common/..."`` lines are inlined here, so NVRTC needs no include path. Kernels
+are compiled for the current device (``sm_90a`` on compute capability 9.0, ``sm_XY`` elsewhere)
+through ``cupy.RawModule(backend="nvrtc")``; an instantiation is a C++ name expression such as
+``gemm_split_sm80<1, 3, 511u, 0, 4, 2, 3>``.
+"""
+import functools
+import importlib.resources
+import pathlib
+import re
+
+_CHECKOUT = pathlib.Path(__file__).resolve().parent.parent / "kernels"
+_INCLUDE = re.compile(r'^#include "(common/[\w.]+)"\s*$', re.MULTILINE)
+OPTIONS = ("--std=c++17",)
+
+
+def _read(relative):
+    """Text of ``kernels/<relative>`` from the checkout, else from the installed package."""
+    path = _CHECKOUT / relative
+    if path.is_file():
+        return path.read_text()
+    return importlib.resources.files("splitprec.kernels").joinpath(relative).read_text()
+
+
+@functools.lru_cache(maxsize=None)
+def source(filename):
+    """The compilable text of ``kernels/<filename>`` with its ``common/`` includes inlined once each."""
+    seen = set()
+
+    def inline(match):
+        name = match.group(1)
+        if name in seen:
+            return ""
+        seen.add(name)
+        return _INCLUDE.sub(inline, _read(name).replace("#pragma once", ""))
+
+    return _INCLUDE.sub(inline, _read(filename))
+
+
+def arch_option(capability):
+    """NVRTC ``-arch`` for a compute capability string such as ``"90"``: 9.0 gets ``sm_90a`` (wgmma)."""
+    return f"-arch=sm_{capability}{'a' if capability == '90' else ''}"
+
+
+@functools.lru_cache(maxsize=None)
+def _function(filename, expression, capability):
+    import cupy
+    module = cupy.RawModule(code=source(filename), options=(arch_option(capability), *OPTIONS),
+                            backend="nvrtc", name_expressions=(expression,))
+    return module.get_function(expression)
+
+
+def kernel(filename, expression):
+    """The compiled ``cupy.RawKernel`` for ``expression`` in ``kernels/<filename>`` (cached)."""
+    import cupy
+    return _function(filename, expression, cupy.cuda.Device().compute_capability)
+
+
+def launch(filename, expression, grid, block, args, shared_bytes=0):
+    """Run one instantiation on the current stream; raises the first CUDA error of the launch."""
+    function = kernel(filename, expression)
+    if shared_bytes > 48 * 1024 and function.max_dynamic_shared_size_bytes < shared_bytes:
+        function.max_dynamic_shared_size_bytes = shared_bytes
+    function(tuple(grid), tuple(block), args, shared_mem=shared_bytes)

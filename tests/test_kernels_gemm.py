@@ -1,0 +1,185 @@
+"""kernels/split_terms_sm80.cu and kernels/gemm_split_sm80.cu through splitprec._gpu.
+
+Without a GPU: every kernel instantiation compiles for sm_90a and sm_80 through NVRTC from the pip
+wheels. On a GPU (marked ``gpu``): the split kernel reproduces ``splitprec.split`` bit for bit, and
+every scheme's product, on both GPU engines, lies within ``accuracy.bounds.gemm_bound(...,
+engine="gpu")`` of the exact product, for odd, batched, broadcast, strided and empty shapes, with
+NaN/inf where the CPU engine puts them.
+"""
+import os
+
+import numpy as np
+import pytest
+
+import splitprec as sp
+from accuracy.bounds import gemm_bound
+from accuracy.reference import exact_matmul
+from splitprec import _gpu, _launch
+from splitprec.split import split
+
+ALL_DTYPES = sp.dtypes()
+ENGINES = ("rawkernel", "cublas")
+rng = np.random.default_rng(5)
+
+
+def randn(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _nvrtc_compile(filename, expressions, arch):
+    """(result code, log) of compiling ``expressions`` of ``kernels/<filename>`` for ``sm_<arch>``."""
+    from cuda.bindings import nvrtc
+    import nvidia
+    include = os.path.join(list(nvidia.__path__)[0], "cu13", "include")
+    _, program = nvrtc.nvrtcCreateProgram(_launch.source(filename).encode(), filename.encode(), 0, [], [])
+    for expression in expressions:
+        nvrtc.nvrtcAddNameExpression(program, expression.encode())
+    options = [_launch.arch_option(arch).encode(), *(o.encode() for o in _launch.OPTIONS),
+               f"-I{include}".encode()]
+    result, = nvrtc.nvrtcCompileProgram(program, len(options), options)
+    _, size = nvrtc.nvrtcGetProgramLogSize(program)
+    log = b" " * size
+    nvrtc.nvrtcGetProgramLog(program, log)
+    nvrtc.nvrtcDestroyProgram(program)
+    return result, log.decode(errors="replace")
+
+
+@pytest.mark.parametrize("arch", ["90", "80"])
+@pytest.mark.parametrize("filename", [_gpu.SPLIT_FILE, _gpu.GEMM_FILE])
+def test_every_kernel_instantiation_compiles_with_nvrtc(filename, arch):
+    from cuda.bindings import nvrtc     # the test extra installs it: a missing wheel fails here
+    expressions = _gpu.instantiations()[filename]
+    result, log = _nvrtc_compile(filename, expressions, arch)
+    assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, log
+
+
+def test_instantiations_cover_every_scheme():
+    listed = " ".join(_gpu.instantiations()[_gpu.GEMM_FILE])
+    for name in ALL_DTYPES:
+        assert _gpu.gemm_expression(sp.dtype(name)) in listed
+
+
+def _within_gpu_bound(c, a, b, name):
+    """Assert |c - exact| <= gemm_bound(engine="gpu") entrywise; NaN/inf exactly where exact has them."""
+    exact = exact_matmul(a, b)
+    bound = gemm_bound(a, b, name, engine="gpu")
+    c = np.asarray(c, np.float64)
+    finite = np.isfinite(exact)
+    np.testing.assert_array_equal(np.isnan(c), np.isnan(exact))
+    np.testing.assert_array_equal(c[~finite & ~np.isnan(exact)], exact[~finite & ~np.isnan(exact)])
+    error = np.abs(c - exact)[finite]
+    assert (error <= bound[finite]).all(), (name, float((error / bound[finite]).max()))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name", ALL_DTYPES)
+@pytest.mark.parametrize("m, k, n", [(67, 300, 45), (128, 64, 64), (1, 1000, 3), (130, 33, 70)])
+def test_gpu_matmul_error_within_bound(m, k, n, name, engine):
+    import cupy
+    a, b = randn(m, k), randn(k, n)
+    c = _gpu.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype(name), engine=engine)
+    _within_gpu_bound(cupy.asnumpy(c), a, b, name)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ALL_DTYPES)
+def test_gpu_matmul_agrees_with_cpu_engine(name):
+    import cupy
+    a, b = randn(96, 520), randn(520, 80)
+    c_gpu = cupy.asnumpy(sp.matmul(cupy.asarray(a), cupy.asarray(b), dtype=name))
+    c_cpu = sp.matmul(a, b, dtype=name)
+    slack = gemm_bound(a, b, name, engine="gpu") + gemm_bound(a, b, name, engine="cpu")
+    assert (np.abs(c_gpu.astype(np.float64) - c_cpu) <= slack).all()
+
+
+def _edge_values(shape):
+    """N(0,1) with rows of huge, tiny (subnormal) and zero values, and values on rounding ties."""
+    x = randn(*shape)
+    x[..., 0, :] *= np.float32(3e38 / 4)
+    x[..., 1, :] *= np.float32(1e-39)
+    x[..., 2, :] = 0
+    x[..., 3, :] = np.float32(1 + 2.0 ** -8)          # a bf16 tie
+    x[..., 4, :] = np.finfo(np.float32).max
+    return x
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ALL_DTYPES)
+@pytest.mark.parametrize("transpose", [False, True])
+def test_split_kernel_matches_split(name, transpose):
+    import cupy
+    d = sp.dtype(name)
+    x = _edge_values((2, 37, 45))
+    x = np.swapaxes(x, -1, -2).copy() if transpose else x   # the edge rows become edge columns of B
+    pad = _gpu.padded_k(x.shape[-2] if transpose else x.shape[-1], d)
+    op = _gpu.split_operand(cupy.asarray(x), d, transpose=transpose, pad=pad)
+    ref = split(x, d, axis=-2 if transpose else -1)
+    parts = cupy.asnumpy(op.parts)
+    if d.base == "bf16":
+        parts = (parts.astype(np.uint32) << 16).view(np.float32)
+    elif d.base == "fp16":
+        parts = parts.view(np.float16).astype(np.float32)
+    for t in range(d.terms):
+        expected = np.swapaxes(ref.terms[t], -1, -2) if transpose else ref.terms[t]
+        k = expected.shape[-1]
+        np.testing.assert_array_equal(parts[t, ..., :k].view(np.uint32), expected.view(np.uint32))
+        assert not parts[t, ..., k:].any()
+    if ref.exponent is not None:
+        np.testing.assert_array_equal(cupy.asnumpy(op.exponent), ref.exponent.reshape(op.exponent.shape))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["tf32x3", "bf16x9", "fp16x3"])
+def test_gpu_matmul_nonfinite_like_cpu(name):
+    import cupy
+    a, b = randn(20, 40), randn(40, 24)
+    a[3, 5], a[7, 0], b[2, 9], b[11, 4] = np.nan, np.inf, -np.inf, np.inf
+    a[9, :] = np.finfo(np.float32).max                # overflow to inf from finite inputs
+    c_gpu = cupy.asnumpy(sp.matmul(cupy.asarray(a), cupy.asarray(b), dtype=name))
+    c_cpu = sp.matmul(a, b, dtype=name)
+    np.testing.assert_array_equal(np.isnan(c_gpu), np.isnan(c_cpu))
+    np.testing.assert_array_equal(np.isposinf(c_gpu), np.isposinf(c_cpu))
+    np.testing.assert_array_equal(np.isneginf(c_gpu), np.isneginf(c_cpu))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name", ["tf32x3", "bf16x6", "fp16x3"])
+@pytest.mark.parametrize("shape_a, shape_b", [
+    ((3, 1, 40, 50), (2, 50, 30)), ((5, 33, 20), (20, 17)), ((20,), (4, 20, 9)),
+    ((66000, 2, 3), (66000, 3, 2))])
+def test_gpu_matmul_batched_shapes_within_bound(shape_a, shape_b, name, engine):
+    import cupy
+    a, b = randn(*shape_a), randn(*shape_b)
+    a2 = a[None, :] if a.ndim == 1 else a
+    c = _gpu.matmul(cupy.asarray(a2), cupy.asarray(b), sp.dtype(name), engine=engine)
+    _within_gpu_bound(cupy.asnumpy(c), a2, b, name)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["bf16x9", "fp16x3"])
+def test_gpu_matmul_strided_inputs_within_bound(name):
+    import cupy
+    big_a, big_b = randn(2, 90, 140), randn(70, 60)
+    a, b = big_a[:, ::-2, 1::2], big_b.T[::2, 3:40]              # negative and non-unit strides
+    c = sp.matmul(cupy.asarray(big_a)[:, ::-2, 1::2], cupy.asarray(big_b).T[::2, 3:40], dtype=name)
+    _within_gpu_bound(cupy.asnumpy(c), np.ascontiguousarray(a), np.ascontiguousarray(b), name)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape_a, shape_b", [((0, 4), (4, 5)), ((3, 0), (0, 5)), ((3, 4), (4, 0)),
+                                              ((0, 3, 4), (4, 2))])
+def test_gpu_matmul_zero_size_dims_give_zeros(shape_a, shape_b):
+    import cupy
+    c = sp.matmul(cupy.zeros(shape_a, np.float32), cupy.ones(shape_b, np.float32), dtype="bf16x9")
+    assert c.shape == np.matmul(np.zeros(shape_a), np.zeros(shape_b)).shape and not c.any()
+
+
+@pytest.mark.gpu
+def test_gpu_precision_fp32_uses_measured_fastest_scheme():
+    import cupy
+    a, b = cupy.asarray(randn(40, 64)), cupy.asarray(randn(64, 24))
+    expected = sp.matmul(a, b, dtype=_gpu.fastest("fp32"))
+    assert _gpu.fastest("fp32").fp32_class
+    cupy.testing.assert_array_equal(sp.matmul(a, b, precision="fp32"), expected)
