@@ -11,21 +11,22 @@ range become ±inf as in the float64 product.
 import numpy as np
 
 from ._backend import is_cupy, namespace
+from . import _gpu
 from ._engine import narrow_matmul
 from .dtypes import cheapest, dtype as get_dtype
-from .split import split
+from .split import Parts, split
 
 _ACCEPTED = (np.float16, np.float32)
 
 
-def _scheme(dtype, precision, op):
+def _scheme(dtype, precision, op, on_gpu=False):
     if dtype is not None and precision is not None:
         raise ValueError(f"{op}: give dtype or precision, not both (got dtype={dtype!r}, "
                          f"precision={precision!r})")
     if dtype is not None:
         d = get_dtype(dtype)
     else:
-        d = cheapest("fp32" if precision is None else precision)
+        d = (_gpu.fastest if on_gpu else cheapest)("fp32" if precision is None else precision)
     if d.target != "float32":
         raise ValueError(f"{op}: scheme {d.name!r} targets {d.target}; matmul supports float32 targets")
     return d
@@ -73,20 +74,44 @@ def _recompute_overflowed(a, b, c, xp):
     return c
 
 
-def _matmul2d(a, b, d):
-    """``a @ b`` for float32 arrays of ndim >= 2 (batch dimensions broadcast)."""
+def _finite_parts(parts, xp):
+    """The parts of an array with its non-finite entries zeroed, from the array's own parts."""
+    hi = parts.terms[0]
+    return Parts((xp.where(xp.isfinite(hi), hi, np.float32(0)),) + parts.terms[1:], parts.exponent)
+
+
+def _cached_parts(splitter, d, axis, index):
+    """``splitter(d, axis)`` (an operand's cached split) indexed like its 2-D form, or None."""
+    if splitter is None:
+        return None
+    parts = splitter(d, axis)
+    exponent = None if parts.exponent is None else parts.exponent[index]
+    return Parts(tuple(t[index] for t in parts.terms), exponent)
+
+
+def _matmul2d(a, b, d, parts_a=None, parts_b=None):
+    """``a @ b`` for float32 arrays of ndim >= 2 (batch dimensions broadcast).
+
+    ``parts_a``/``parts_b``: the operands' split when already known (the reference engine uses
+    it; the GPU engine splits on the device).
+    """
     xp = namespace(a, b)
     clean_a = xp.where(xp.isfinite(a), a, np.float32(0))
     clean_b = xp.where(xp.isfinite(b), b, np.float32(0))
     with np.errstate(over="ignore", invalid="ignore"):   # overflow is handled just below
-        c = narrow_matmul(split(clean_a, d, axis=-1), split(clean_b, d, axis=-2), d)
+        if xp is np:
+            parts_a = split(clean_a, d, axis=-1) if parts_a is None else _finite_parts(parts_a, xp)
+            parts_b = split(clean_b, d, axis=-2) if parts_b is None else _finite_parts(parts_b, xp)
+            c = narrow_matmul(parts_a, parts_b, d)
+        else:
+            c = _gpu.matmul(clean_a, clean_b, d)
         c = _recompute_overflowed(clean_a, clean_b, c, xp)
     pattern = _nonfinite_pattern(a, b, xp)
     return c if pattern is None else xp.where(xp.isfinite(pattern), c, pattern)
 
 
-def _raw_matmul(a, b, *, out, dtype, precision, op):
-    d = _scheme(dtype, precision, op)
+def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None)):
+    d = _scheme(dtype, precision, op, on_gpu=is_cupy(a) or is_cupy(b))
     a, b = _operand(a, "a", op, d), _operand(b, "b", op, d)
     xp = namespace(a, b)
     vector_a, vector_b = a.ndim == 1, b.ndim == 1
@@ -99,7 +124,10 @@ def _raw_matmul(a, b, *, out, dtype, precision, op):
     except ValueError:
         raise ValueError(f"{op}: batch dimensions do not broadcast: a has shape {a.shape}, "
                          f"b has shape {b.shape}") from None
-    c = _matmul2d(a2, b2, d)
+    parts = (None, None) if xp is not np else (
+        _cached_parts(splitters[0], d, -1, (None, slice(None)) if vector_a else ...),
+        _cached_parts(splitters[1], d, -1 if vector_b else -2, (slice(None), None) if vector_b else ...))
+    c = _matmul2d(a2, b2, d, *parts)
     c = c.reshape(batch + c.shape[-2:])
     if vector_a:
         c = c[..., 0, :]
@@ -120,8 +148,9 @@ def matmul(a, b, /, out=None, *, dtype=None, precision=None):
 
     Parameters
     ----------
-    a, b : numpy.ndarray or cupy.ndarray, float32 (or float16), ndim >= 1
-        Operands; leading dimensions broadcast as in ``numpy.matmul``.
+    a, b : numpy.ndarray, cupy.ndarray or SplitArray, float32 (or float16), ndim >= 1
+        Operands; leading dimensions broadcast as in ``numpy.matmul``. A SplitArray operand's
+        cached parts are reused, and ``dtype=None`` then means its (promoted) scheme.
     out : array, optional
         float32 array of the result's shape to write into.
     dtype : str or SplitDType, optional
