@@ -1,0 +1,318 @@
+"""Rigorous error bounds of the split schemes: ``gemm_bound`` (per entry) and ``fft_bound`` (normwise).
+
+Every formula here is derived in docs/bounds.md; the section names quoted in comments refer to it.
+All quantities are computed in float64 from ``|A|``, ``|B|`` and the scheme's fields
+(``splitprec.dtype(name)``), and the result is inflated by a few float64 roundings so that it is
+an upper bound of the true one (section "Rounding the bound up").
+"""
+import math
+
+import numpy as np
+
+import splitprec
+
+U32 = 2.0 ** -24                    # unit roundoff of float32 round-to-nearest
+U_TRUNCATE = 2.0 ** -23             # one-sided error of a truncating (tensor-core) add
+FP32_MAX = float(np.finfo(np.float32).max)
+ETA32 = 2.0 ** -150                 # half the float32 subnormal spacing
+ENGINES = ("cpu", "gpu")
+
+
+def gamma(n, u=U32):
+    """Higham's ``gamma_n = n*u / (1 - n*u)`` (Accuracy and Stability, §3.1); inf once ``n*u >= 1``."""
+    return n * u / (1 - n * u) if n * u < 1 else math.inf
+
+
+def _round_up(bound, terms):
+    """Inflate a float64 sum of ``terms`` non-negative float64 roundings into an upper bound."""
+    return np.nextafter(bound * (1 + (terms + 8) * 2.0 ** -52), np.inf)
+
+
+def _operand(x, name, op):
+    x = np.asarray(x)
+    if x.dtype not in (np.float16, np.float32):
+        raise TypeError(f"{op}: {name} has dtype {x.dtype}; expected float32 or float16")
+    if x.ndim < 2:
+        raise ValueError(f"{op}: {name} has shape {x.shape}; expected ndim >= 2 (..., rows, cols)")
+    return x.astype(np.float32)
+
+
+def _pow2_scale(mag, fmt, axis):
+    """``2**e`` per slice along ``axis``: the slice maximum lands in ``[2**(emax-1), 2**emax)``
+    (the documented pow2 rule of ``splitprec.split``), 1 for all-zero slices."""
+    if mag.shape[axis] == 0:
+        return np.ones(mag.sum(axis=axis, keepdims=True).shape)
+    peak = mag.max(axis=axis, keepdims=True)
+    _, e = np.frexp(peak)
+    return np.where(peak > 0, np.ldexp(1.0, (e - 1 - (fmt.emax - 1)).astype(np.int32)), 1.0)
+
+
+def _split_terms(mag, d, scale):
+    """Bounds on the parts and on the split residual of each element (section "Split").
+
+    Returns ``(parts, residual)``: ``parts[p] >= |part_p| * 2**(-p*shift) * scale`` and
+    ``residual >= |x - merged value|``, both in the units of ``x``.
+    """
+    fmt, u, t = d.format, d.part_bound, d.terms
+    top = (mag / scale) >= 2.0 ** fmt.emax           # top binade: may be split toward zero
+    c = np.where(top, 2 * u, u)
+    split_error = np.where(top, d.split_error_toward_zero, d.split_error)
+    eta_base = fmt.smallest_subnormal / 2
+    eta = [0.0]
+    for p in range(t):
+        eta.append(max(u * eta[-1], eta_base * 2.0 ** (-p * d.shift)))
+    rescale_loss = ETA32 if d.scaling == "pow2" else 0.0     # fl32(x * 2**-e) may go subnormal
+    res = [c ** p * mag + eta[p] * scale for p in range(t + 1)]
+    parts = [res[p] + res[p + 1] for p in range(t)]
+    residual = split_error * mag + (eta[t] + rescale_loss) * scale
+    return parts, residual
+
+
+def _accumulation(d, k, engine, k_block):
+    """``(g, absolute)``: relative factor on ``sum |A_p||B_q|`` and absolute term (scaled units)."""
+    n = len(d.products)
+    if engine == "cpu":
+        g = (1 + gamma(k)) * (1 + gamma(n - 1)) - 1
+        absolute = sum(k * 4 * ETA32 * 2.0 ** (-(p + q) * d.shift) + (ETA32 if d.shift else 0)
+                       for p, q in d.products)
+        return g, absolute * (1 + gamma(n - 1))
+    blocks = -(-k // k_block)
+    g = (1 + gamma(n * min(k, k_block), U_TRUNCATE)) * (1 + gamma(n * (blocks + 1))) - 1
+    return g, 4 * (2 * n * k + n * (blocks + 1)) * 2 * ETA32
+
+
+def _nonfinite(a, b):
+    """Where the float64 product is NaN/inf because an input is (finite entries act as signs)."""
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    if fa.all() and fb.all():
+        return np.zeros(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1]),
+                        bool)
+    return ~np.isfinite(np.matmul(np.where(fa, np.sign(a), a).astype(np.float64),
+                                  np.where(fb, np.sign(b), b).astype(np.float64)))
+
+
+def gemm_bound(a, b, dtype, engine="cpu", *, k_block=256):
+    """Per-entry bound on ``|splitprec.matmul(a, b, dtype=dtype) - a @ b|`` (exact product).
+
+    Parameters
+    ----------
+    a, b : array_like, float32 (or float16), ndim >= 2
+        Operands ``(..., m, k)`` and ``(..., k, n)``; batch dimensions broadcast.
+    dtype : str or splitprec.SplitDType
+        The scheme.
+    engine : {"cpu", "gpu"}
+        Accumulator model: float32 round-to-nearest (the reference engine) or a truncating
+        tensor-core accumulator over k-blocks of at most ``k_block``, blocks added in float32 RN.
+    k_block : int, keyword-only
+        Longest run of k that the GPU engine accumulates in the tensor core before promoting.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape ``(..., m, n)``. ``inf`` where the result may overflow float32
+    and where the exact product is NaN/inf (that pattern is checked separately, exactly).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-float32 operands, ndim < 2, shapes that do not multiply, unknown scheme or engine.
+
+    Accuracy: derived in docs/bounds.md ("GEMM"); checked by ``tests/test_bounds.py`` and the
+    adversarial search ``tests/test_search.py::test_gemm_error_within_bound``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.ones((1, 4), np.float32); b = np.ones((4, 1), np.float32)
+    >>> bool(gemm_bound(a, b, "bf16x9")[0, 0] < 4 * 2**-21)
+    True
+    """
+    op = "gemm_bound"
+    d = splitprec.dtype(dtype)
+    if engine not in ENGINES:
+        raise ValueError(f"{op}: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")
+    if not isinstance(k_block, int) or k_block < 1:
+        raise ValueError(f"{op}: k_block must be a positive int, got {k_block!r}")
+    a, b = _operand(a, "a", op), _operand(b, "b", op)
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"{op}: inner dimensions differ: a has shape {a.shape}, b has shape {b.shape}")
+    k = a.shape[-1]
+    mag_a = np.where(np.isfinite(a), np.abs(a), 0).astype(np.float64)
+    mag_b = np.where(np.isfinite(b), np.abs(b), 0).astype(np.float64)
+    pow2 = d.scaling == "pow2"
+    scale_a = _pow2_scale(mag_a, d.format, -1) if pow2 else np.ones(a.shape[:-1] + (1,))
+    scale_b = _pow2_scale(mag_b, d.format, -2) if pow2 else np.ones(b.shape[:-2] + (1, b.shape[-1]))
+    parts_a, res_a = _split_terms(mag_a, d, scale_a)
+    parts_b, res_b = _split_terms(mag_b, d, scale_b)
+    taken = set(d.products)
+    dropped = [(p, q) for p in range(d.terms) for q in range(d.terms) if (p, q) not in taken]
+    representation = (np.matmul(mag_a, res_b) + np.matmul(res_a, mag_b) + np.matmul(res_a, res_b)
+                      + sum(np.matmul(parts_a[p], parts_b[q]) for p, q in dropped))
+    magnitude = sum(np.matmul(parts_a[p], parts_b[q]) for p, q in d.products)
+    g, absolute = _accumulation(d, k, engine, k_block)
+    sigma = scale_a * scale_b
+    bound = representation + g * magnitude + absolute * sigma + (ETA32 if pow2 else 0.0)
+    bound = _round_up(bound, k + 4 * d.terms ** 2)
+    overflow = (1 + g) * np.maximum(magnitude, magnitude / sigma) + bound >= FP32_MAX * (1 - 2.0 ** -20)
+    return np.where(overflow | _nonfinite(a, b), np.inf, bound)
+
+
+# ---- FFT (docs/bounds.md, "FFT") ------------------------------------------------------------
+
+_TWIDDLE64 = 2.0 ** -48     # |fl64(cos/sin(-2 pi t / n)) - exact| (angle and libm rounding)
+_RADICES = (16, 8, 4, 2)
+_ODD_RADICES = (7, 5, 3)
+
+
+def fft_radices(n):
+    """Stockham radices of splitprec.fft for length ``n`` (largest first); None: Bluestein."""
+    radices = []
+    for r in _ODD_RADICES:
+        while n % r == 0:
+            radices.append(r)
+            n //= r
+    while n > 1 and n % 2 == 0:
+        r = next(r for r in _RADICES if n % r == 0)
+        radices.append(r)
+        n //= r
+    return sorted(radices, reverse=True) if n == 1 else None
+
+
+def _dft_block_norm(r):
+    """``|| |D| ||_2`` of the float32-rounded real 2r x 2r DFT block, rounded up."""
+    angle = -2 * np.pi * (np.outer(np.arange(r), np.arange(r)) % r) / r
+    c = np.abs(np.cos(angle).astype(np.float32)).astype(np.float64)
+    s = np.abs(np.sin(angle).astype(np.float32)).astype(np.float64)
+    return float(np.linalg.norm(np.block([[c, s], [s, c]]), 2)) * (1 + 2.0 ** -40)
+
+
+def _twiddle_error():
+    """Relative error of ``fl32(w_hat * z)`` against ``w * z`` for ``|w| = 1`` (Higham §3.6)."""
+    e_w = U32 + 2.0 ** -47
+    return e_w + (1 + e_w) * math.sqrt(2) * gamma(2)
+
+
+def _fft_pass(d, r, n, engine, k_block):
+    """``(eta, absolute)`` of one radix-``r`` pass of a length-``n`` transform (section "FFT pass")."""
+    u, s, t = d.part_bound, d.split_error, d.terms
+    fmt = d.format
+    taken = set(d.products)
+    pi = [(1 + u) * u ** p for p in range(t)]
+    g, acc_abs = _accumulation(d, 2 * r, engine, k_block)
+    weight = {(p, q): (g if (p, q) in taken else 1.0) for p in range(t) for q in range(t)}
+    rel = 2 * s + s * s + sum(pi[p] * pi[q] * w for (p, q), w in weight.items() if (p, q) not in taken)
+    rel += g * sum(pi[p] * pi[q] for p, q in taken)
+    norm_d = _dft_block_norm(r)
+    eta_t = fmt.smallest_subnormal / 2 * 2.0 ** (-(t - 1) * d.shift)
+    eta_b = fmt.smallest_subnormal / 2
+    sum_pi = sum(pi[p] * w for (p, q), w in weight.items())
+    sum_one = sum(weight.values())
+    pow2 = d.scaling == "pow2"
+    f = 2.0 ** (1 - fmt.emax) if pow2 else 1.0          # sigma <= f * (row or column max)
+    b = (eta_t + (ETA32 if pow2 else 0.0)) * f
+    alpha = b * (1 + s) + 2 * eta_b * f * sum_pi
+    beta = b * b + 4 * eta_b * eta_b * f * f * sum_one + acc_abs * f * f
+    mm = ((rel + U32) * norm_d + 2.0 ** -46 * r + 2 * r * alpha) / math.sqrt(r)
+    if pow2:
+        mm += (norm_d * math.sqrt(2) * alpha + 2 * r * math.sqrt(2 * r) * beta) / math.sqrt(r)
+        absolute = math.sqrt(2 * n) * ETA32
+    else:
+        absolute = (norm_d * alpha + 2 * r * beta) * math.sqrt(2 * n)
+    return mm, absolute
+
+
+def _stockham_bound(d, radices, engine, k_block):
+    """``(rel, absolute)`` of the Stockham transform with these radices (section "FFT")."""
+    n = int(np.prod(radices))
+    rel, absolute, twiddle = 0.0, 0.0, _twiddle_error()
+    for i, r in enumerate(radices):
+        mm, a = _fft_pass(d, r, n, engine, k_block)
+        last = i == len(radices) - 1
+        eta = (1 + mm) * (1 + (0.0 if last else twiddle)) - 1
+        a = a * (1 + twiddle) + (0.0 if last else 4 * ETA32 * math.sqrt(n))
+        absolute = absolute * math.sqrt(r) * (1 + eta) + a
+        rel = (1 + rel) * (1 + eta) - 1
+    return rel, absolute
+
+
+def _bluestein_bound(d, n, norm_x, engine, k_block):
+    """Relative normwise bound of the Bluestein path for length ``n`` (section "Bluestein")."""
+    m = 1 << (2 * n - 2).bit_length()
+    rel_m, abs_m = _stockham_bound(d, fft_radices(m), engine, k_block)
+    j = np.arange(n)
+    chirp = np.exp(-1j * np.pi * ((j * j) % (2 * n)) / n)
+    kernel = np.zeros(m, np.complex128)
+    kernel[:n] = np.conj(chirp)
+    kernel[m - n + 1:] = np.conj(chirp[1:][::-1])
+    spectrum = (np.fft.fft(kernel) / m).astype(np.complex64)
+    delta = 16 * math.log2(m) * 2.0 ** -53 * math.sqrt((2 * n - 1) / m)   # float64 FFT error
+    s_max = float(np.abs(spectrum).max()) * (1 + U32)
+    e_tw, e_w, mul = _twiddle_error(), U32 + 2.0 ** -47, math.sqrt(2) * gamma(2)
+    rm, x = math.sqrt(m), norm_x
+    err_a = e_tw * x + 4 * ETA32 * math.sqrt(n)
+    err_v = rm * err_a + rel_m * rm * (x + err_a) + abs_m
+    err_w = (mul * s_max * (rm * x + err_v) + s_max * err_v
+             + (U32 * s_max + delta) * (1 + U32) * rm * x + 4 * ETA32 * rm)
+    norm_w = (s_max * (1 + U32) + delta) * rm * x + err_w
+    err_z = rm * err_w + rel_m * rm * norm_w + abs_m
+    y = math.sqrt(n) * x
+    err = mul * (1 + e_w) * (y + err_z) + (1 + e_w) * err_z + e_w * y + 4 * ETA32 * math.sqrt(n)
+    return err / y
+
+
+def fft_bound(x, dtype, engine="cpu", *, k_block=256):
+    """Normwise bound on ``||splitprec.fft.fft(x, dtype=dtype) - DFT(x)||_2 / ||DFT(x)||_2``.
+
+    Parameters
+    ----------
+    x : array_like, complex64 or float32, shape ``(..., n)``
+        The signal(s); the transform runs along the last axis, unnormalized (``norm="backward"``).
+    dtype : str or splitprec.SplitDType
+        The scheme.
+    engine : {"cpu", "gpu"}
+        Accumulator model of the DFT-block products, as in :func:`gemm_bound`.
+
+    Returns
+    -------
+    float for 1-D ``x``, else a float64 array of shape ``x.shape[:-1]`` (one bound per line);
+    inf for a line holding NaN/inf or large enough to risk float32 overflow, 0 for a zero line.
+
+    Accuracy: derived in docs/bounds.md ("FFT", after Higham ch. 24); checked by
+    ``tests/test_search.py::test_fft_error_within_bound``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bool(fft_bound(np.ones(64, np.complex64), "bf16x9") < 1e-5)
+    True
+    """
+    d = splitprec.dtype(dtype)
+    if engine not in ENGINES:
+        raise ValueError(f"fft_bound: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")
+    x = np.asarray(x)
+    if x.dtype.kind not in "fc" or x.ndim == 0 or x.shape[-1] == 0:
+        raise ValueError(f"fft_bound: x has dtype {x.dtype} and shape {x.shape}; expected a "
+                         f"float32/complex64 array with a non-empty last axis")
+    n = x.shape[-1]
+    lines = x.reshape(-1, n).astype(np.complex128)
+    out = np.array([_line_bound(d, line, engine, k_block) for line in lines])
+    return float(out[0]) if x.ndim == 1 else out.reshape(x.shape[:-1])
+
+
+def _line_bound(d, line, engine, k_block):
+    n = line.size
+    if not np.isfinite(line).all():
+        return math.inf
+    norm_x = float(np.linalg.norm(line)) * (1 - 2.0 ** -40)
+    if norm_x == 0:
+        return 0.0
+    if float(np.abs(line).max()) * 64 * n >= 2.0 ** 126:
+        return math.inf
+    if n == 1:
+        return 0.0
+    radices = fft_radices(n)
+    if radices is None:
+        bound = _bluestein_bound(d, n, norm_x, engine, k_block)
+    else:
+        rel, absolute = _stockham_bound(d, radices, engine, k_block)
+        bound = rel + absolute / (math.sqrt(n) * norm_x)
+    return float(_round_up(bound, 64))

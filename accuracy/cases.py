@@ -1,0 +1,221 @@
+"""Test inputs: seedable generators and a named registry of GEMM and FFT cases.
+
+Generators take a ``numpy.random.Generator`` and return float32 arrays (complex64 signals for
+the FFT). A :class:`Case` binds a generator to its parameters under a name such as
+``"span_phi4_k256"``; ``registry(level, op)`` lists the cases of a suite level:
+
+- ``"quick"``: a few seconds on a 2-core CPU (``splitprec report --quick``),
+- ``"ci"``: what the test suite iterates (k up to 4096),
+- ``"full"``: the default report (adds k up to 65536 and larger shapes).
+
+Families: N(0,1) and U(0,1) entries, controlled exponent span (GEMMul8's ``phi``: entries
+``(U(0,1) - 0.5) * exp(phi * N(0,1))``, Uchino, Ozaki and Imamura), ill-conditioned dot products
+of prescribed condition number (Ogita, Rump and Oishi 2005, GenDot), values near the float32
+maximum and minimum normal, subnormals, zeros, NaN/Inf, rectangular and batched shapes; FFT
+signals: random, pure tones, impulses, wide dynamic range.
+"""
+from dataclasses import dataclass, field
+import math
+
+import numpy as np
+
+FP32 = np.finfo(np.float32)
+LEVELS = ("quick", "ci", "full")
+OPS = ("gemm", "fft")
+
+
+def normal(rng, shape):
+    """N(0, 1) entries."""
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def uniform(rng, shape):
+    """U(0, 1) entries (all positive: no cancellation)."""
+    return rng.random(shape).astype(np.float32)
+
+
+def exponent_span(rng, shape, phi):
+    """``(U(0,1) - 0.5) * exp(phi * N(0,1))``: the exponent span grows with ``phi`` (GEMMul8)."""
+    with np.errstate(over="ignore"):
+        x = (rng.random(shape) - 0.5) * np.exp(phi * rng.standard_normal(shape))
+    return np.clip(x, -FP32.max / 4, FP32.max / 4).astype(np.float32)
+
+
+def ill_conditioned_dot(rng, k, cond):
+    """float32 vectors ``x, y`` of length ``k`` whose dot product has condition number ~``cond``.
+
+    Ogita, Rump and Oishi (SIAM J. Sci. Comput. 26(6), 2005), Algorithm 6.1: the first half has
+    random exponents up to ``log2(cond)/2``; each later ``y_i`` cancels the exact partial sum.
+    """
+    if k < 2:
+        return normal(rng, k), normal(rng, k)
+    half, top = k // 2, max(math.log2(cond) / 2, 1.0)
+    exps = np.round(rng.random(half) * top)
+    exps[0], exps[-1] = round(top / 2) + 1, 0
+    x = np.empty(k, np.float32)
+    y = np.empty(k, np.float32)
+    x[:half] = ((2 * rng.random(half) - 1) * 2.0 ** exps).astype(np.float32)
+    y[:half] = ((2 * rng.random(half) - 1) * 2.0 ** exps).astype(np.float32)
+    for i, e in enumerate(np.round(np.linspace(top, 0, k - half)), start=half):
+        x[i] = np.float32((2 * rng.random() - 1) * 2.0 ** e) or np.float32(1)
+        partial = math.fsum(np.float64(x[:i]) * np.float64(y[:i]))
+        y[i] = np.float32(((2 * rng.random() - 1) * 2.0 ** e - partial) / np.float64(x[i]))
+    order = rng.permutation(k)
+    return x[order], y[order]
+
+
+def cancellation(rng, m, k, n, cond):
+    """A, B whose diagonal products ``A[i] @ B[:, i]`` have condition number ~``cond``."""
+    a, b = normal(rng, (m, k)), normal(rng, (k, n))
+    for i in range(min(m, n)):
+        a[i], b[:, i] = ill_conditioned_dot(rng, k, cond)
+    return a, b
+
+
+def near_max(rng, shape, k):
+    """Entries in the top binade of float32 (above bf16's and tf32's largest finite values)."""
+    x = FP32.max * (1 - rng.random(shape) * 2.0 ** -9) * rng.choice([-1, 1], shape)
+    return x.astype(np.float32), (rng.random((shape[-1], shape[-2])) / (2 * k)).astype(np.float32)
+
+
+def near_min_normal(rng, shape):
+    """Entries within a few binades of float32's smallest normal number."""
+    x = FP32.tiny * np.exp2(rng.uniform(-3, 8, shape)) * rng.choice([-1, 1], shape)
+    return x.astype(np.float32)
+
+
+def subnormal(rng, shape):
+    """float32 subnormal entries (integers times 2**-149)."""
+    x = rng.integers(-(2 ** 23) + 1, 2 ** 23, shape) * 2.0 ** -149
+    return x.astype(np.float32)
+
+
+def with_nonfinite(rng, x):
+    """``x`` with a few NaN, +inf and -inf entries."""
+    x = x.copy()
+    flat = x.reshape(-1)
+    spots = rng.choice(flat.size, size=min(3, flat.size), replace=False)
+    flat[spots] = np.float32([np.nan, np.inf, -np.inf])[: spots.size]
+    return x
+
+
+def row_span(rng, shape, bits):
+    """N(0,1) rows whose entries after the first are scaled by ``2**-bits`` (one large element per
+    row): the exponent-span edge of pow2-scaled schemes (fp16 subnormal lower parts)."""
+    x = normal(rng, shape)
+    x[..., 1:] *= np.float32(2.0 ** -bits)
+    return x
+
+
+def tone(n, freq):
+    """``exp(2j*pi*freq*t/n)``, rounded to complex64."""
+    t = np.arange(n)
+    return np.exp(2j * np.pi * freq * t / n).astype(np.complex64)
+
+
+def impulse(n, at=0):
+    """A unit impulse at ``at``."""
+    x = np.zeros(n, np.complex64)
+    x[at] = 1
+    return x
+
+
+def complex_normal(rng, n):
+    """Complex N(0,1) signal."""
+    return (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64)
+
+
+def wide_range(rng, n, phi):
+    """Complex signal with exponent span ``phi`` (see :func:`exponent_span`)."""
+    return (exponent_span(rng, n, phi) + 1j * exponent_span(rng, n, phi)).astype(np.complex64)
+
+
+@dataclass(frozen=True)
+class Case:
+    """A named input: ``case.inputs(seed)`` returns ``(a, b)`` (gemm) or ``(x,)`` (fft)."""
+
+    name: str
+    op: str
+    make: object = field(repr=False)      # make(rng) -> tuple of arrays
+    level: str = "ci"                     # smallest suite level that includes the case
+    params: dict = field(default_factory=dict, compare=False)
+
+    def inputs(self, seed=0):
+        return self.make(np.random.default_rng(seed))
+
+
+def _pair(gen_a, gen_b=None):
+    return lambda m, k, n: (lambda rng: (gen_a(rng, (m, k)), (gen_b or gen_a)(rng, (k, n))))
+
+
+def _gemm_cases():
+    out = []
+    add = lambda name, make, level, **params: out.append(Case(name, "gemm", make, level, params))
+    for k in (1, 16, 256, 4096, 65536):
+        level = "quick" if k <= 256 else "ci" if k <= 4096 else "full"
+        size = 32 if k <= 4096 else 8
+        add(f"normal_k{k}", _pair(normal)(size, k, size), level, k=k)
+        add(f"uniform_k{k}", _pair(uniform)(size, k, size), level if k < 4096 else "full", k=k)
+    for phi in (0.5, 1, 2, 4, 8, 16):
+        add(f"span_phi{phi:g}_k256", _pair(lambda r, s, p=phi: exponent_span(r, s, p))(16, 256, 16),
+            "quick" if phi in (1, 4) else "ci", k=256, phi=phi)
+    for cond in (1e4, 1e8, 1e16, 1e30):
+        add(f"cancel_c{cond:.0e}_k64", lambda r, c=cond: cancellation(r, 4, 64, 4, c),
+            "quick" if cond == 1e8 else "ci", k=64, cond=cond)
+    add("near_max_k16", lambda r: near_max(r, (8, 16), 16), "quick", k=16)
+    add("near_min_normal_k64", _pair(near_min_normal, normal)(8, 64, 8), "quick", k=64)
+    add("tiny_times_tiny_k64", _pair(near_min_normal)(8, 64, 8), "ci", k=64)
+    add("subnormal_k64", _pair(subnormal, normal)(8, 64, 8), "quick", k=64)
+    add("zeros_k16", lambda r: (np.zeros((4, 16), np.float32), normal(r, (16, 4))), "ci", k=16)
+    add("nonfinite_k16", lambda r: (with_nonfinite(r, normal(r, (6, 16))), normal(r, (16, 6))),
+        "quick", k=16)
+    for bits in (20, 40, 60):
+        add(f"row_span_{bits}bits_k64", _pair(lambda r, s, b=bits: row_span(r, s, b))(8, 64, 8),
+            "quick" if bits == 40 else "ci", k=64, bits=bits)
+    add("rectangular_k33", _pair(normal)(17, 33, 5), "quick", k=33)
+    add("batched_k24", lambda r: (normal(r, (3, 5, 24)), normal(r, (3, 24, 7))), "quick", k=24)
+    add("broadcast_k16", lambda r: (normal(r, (2, 1, 4, 16)), normal(r, (3, 16, 5))), "ci", k=16)
+    add("square_k512", _pair(normal)(128, 512, 128), "full", k=512)
+    return out
+
+
+def _fft_cases():
+    out = []
+    add = lambda name, make, level, **params: out.append(Case(name, "fft", make, level, params))
+    for n in (8, 60, 64, 256, 1024):
+        level = "quick" if n in (64,) else "ci" if n <= 256 else "full"
+        add(f"fft_normal_n{n}", lambda r, n=n: (complex_normal(r, n),), level, n=n)
+    add("fft_tone_n64", lambda r: (tone(64, 5),), "quick", n=64)
+    add("fft_impulse_n64", lambda r: (impulse(64, 3),), "ci", n=64)
+    add("fft_wide_range_n128", lambda r: (wide_range(r, 128, 8),), "ci", n=128)
+    add("fft_prime_n97", lambda r: (complex_normal(r, 97),), "ci", n=97)
+    return out
+
+
+_REGISTRY = {c.name: c for c in _gemm_cases() + _fft_cases()}
+
+
+def registry(level="ci", op=None):
+    """Cases of suite ``level`` (``"quick"``, ``"ci"`` or ``"full"``), optionally of one ``op``.
+
+    Raises
+    ------
+    ValueError
+        Unknown level or op.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"registry: unknown level {level!r}; expected one of {', '.join(map(repr, LEVELS))}")
+    if op is not None and op not in OPS:
+        raise ValueError(f"registry: unknown op {op!r}; expected one of {', '.join(map(repr, OPS))}")
+    depth = LEVELS.index(level)
+    return [c for c in _REGISTRY.values()
+            if LEVELS.index(c.level) <= depth and (op is None or c.op == op)]
+
+
+def get(name):
+    """The registered :class:`Case` called ``name``."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown case {name!r}; expected one of "
+                         f"{', '.join(map(repr, sorted(_REGISTRY)))}") from None

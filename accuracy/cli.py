@@ -1,0 +1,120 @@
+"""Command line: ``splitprec report [--quick] [--schemes ...] [--ops gemm,fft] [--sizes ...] [--out DIR]``.
+
+Runs the accuracy suite on the CPU engine (and on the GPU engine when cupy sees a device, then
+also comparing the two), prints a summary table last, writes report.md, report.html and PNG
+plots into ``--out``, and exits with status 1 naming the case if any bound is violated.
+"""
+import argparse
+import sys
+import time
+
+import splitprec
+
+from . import report
+
+
+def _csv(kind):
+    def parse(text):
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError(f"empty {kind} list")
+        return items
+    return parse
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="splitprec", description="splitprec accuracy tools")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("report", help="run the accuracy suite and write a report",
+                         description=__doc__.split("\n\n")[1])
+    rep.add_argument("--quick", action="store_true", help="small suite (< 60 s on 2 CPU cores)")
+    rep.add_argument("--thorough", action="store_true", help="the CI suite instead of the full one")
+    rep.add_argument("--schemes", type=_csv("scheme"), default=None,
+                     help="comma-separated scheme names (default: all of splitprec.dtypes())")
+    rep.add_argument("--ops", type=_csv("op"), default=["gemm", "fft"], help="gemm,fft (default both)")
+    rep.add_argument("--sizes", type=_csv("size"), default=None,
+                     help="comma-separated k (GEMM) / N (FFT) values to run")
+    rep.add_argument("--engines", type=_csv("engine"), default=None,
+                     help="cpu,gpu (default: cpu, plus gpu when a CUDA device is present)")
+    rep.add_argument("--out", default="report", help="output folder (default ./report)")
+    rep.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    return parser
+
+
+def _progress(stream):
+    """A one-line progress bar redrawn in place on a terminal, one line per tenth otherwise."""
+    start = time.perf_counter()
+    live = stream.isatty()
+
+    def show(done, total, label):
+        filled = 30 * done // max(total, 1)
+        if not live and done != total and 10 * done // total == 10 * (done - 1) // total:
+            return
+        stream.write(f"{chr(13) if live else ''}[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} "
+                     f"{time.perf_counter() - start:5.1f}s {label[:40]:<40}" + ("" if live else "\n"))
+        if live and done == total:
+            stream.write("\n")
+        stream.flush()
+    return show
+
+
+def _options(args, parser):
+    """Validated (schemes, ops, sizes, engines, note) from the parsed arguments."""
+    try:
+        schemes = None if args.schemes is None else [splitprec.dtype(s).name for s in args.schemes]
+    except ValueError as err:
+        parser.error(str(err))
+    ops = []
+    for op in args.ops:
+        if op not in ("gemm", "fft"):
+            parser.error(f"unknown op {op!r}; expected 'gemm' or 'fft'")
+        ops.append(op)
+    note = []
+    if "fft" in ops and not report.has_fft():
+        ops.remove("fft")
+        note.append("fft skipped: this splitprec has no splitprec.fft")
+    try:
+        sizes = None if args.sizes is None else [int(s) for s in args.sizes]
+    except ValueError:
+        parser.error(f"--sizes takes comma-separated integers, got {','.join(args.sizes)!r}")
+    engines = args.engines or (["cpu", "gpu"] if report.gpu_available() else ["cpu"])
+    for engine in engines:
+        if engine not in ("cpu", "gpu"):
+            parser.error(f"unknown engine {engine!r}; expected 'cpu' or 'gpu'")
+    if "gpu" in engines and not report.gpu_available():
+        parser.error("--engines gpu: no CUDA device is visible to cupy")
+    return schemes, ops, sizes, engines, note
+
+
+def report_command(args, parser):
+    schemes, ops, sizes, engines, note = _options(args, parser)
+    for line in note:
+        print(line, file=sys.stderr)
+    if schemes is not None:
+        schemes = sorted(set(schemes) | set(report.REFERENCE_SCHEMES))
+    level = "quick" if args.quick else "ci" if args.thorough else "full"
+    results = report.run(level, schemes, ops, sizes, engines, progress=_progress(sys.stderr))
+    text = f"suite {level!r}, engines {', '.join(engines)}, ops {', '.join(ops) or 'none'}"
+    if note:
+        text += "; " + "; ".join(note)
+    paths = report.write(results, args.out, plots=not args.no_plots, note=text)
+    print(f"wrote {', '.join(paths)}")
+    if "gpu" in engines:
+        print(report.gpu_vs_cpu(results))
+    print(report.summary(results))
+    bad = report.violations(results)
+    for m in bad:
+        print(f"bound violated: case {m.case!r}, scheme {m.scheme}, engine {m.engine}, "
+              f"error/bound = {m.ratio!r}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def main(argv=None):
+    """Entry point of the ``splitprec`` console script; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    return report_command(args, parser)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

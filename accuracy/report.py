@@ -1,0 +1,220 @@
+"""The accuracy report: run a suite of cases on every scheme and engine, summarize, write files.
+
+``run(level, schemes, ops, sizes, engines, progress)`` measures every (case, scheme, engine);
+``summary(results)`` is the per-scheme table printed last by ``splitprec report``;
+``write(results, out)`` writes ``report.md``, ``report.html`` and PNG plots (matplotlib, Agg).
+"""
+from dataclasses import replace
+import html
+import os
+import statistics
+
+import numpy as np
+
+import splitprec
+
+from . import cases as case_registry
+from .measure import _normwise, measure_fft, measure_gemm
+from .reference import exact_dft, exact_matmul
+
+REFERENCE_SCHEMES = ("tf32", "bf16")        # drawn in the error-vs-k plot whatever is selected
+
+
+def has_fft():
+    """True when this splitprec provides ``splitprec.fft.fft``."""
+    return hasattr(getattr(splitprec, "fft", None), "fft")
+
+
+def gpu_available():
+    """True when cupy imports and sees a CUDA device."""
+    try:
+        import cupy
+        return bool(cupy.cuda.is_available())
+    except Exception:
+        return False
+
+
+def select(level, ops, sizes=None):
+    """Cases of ``level`` for ``ops``; with ``sizes``, only those of these k / n (N(0,1) cases are
+    made for sizes the registry lacks)."""
+    chosen = [c for c in case_registry.registry(level) if c.op in ops]
+    if sizes is None:
+        return chosen
+    size_of = lambda c: c.params.get("k", c.params.get("n"))
+    chosen = [c for c in chosen if size_of(c) in sizes]
+    for s in sizes:
+        if "gemm" in ops and not any(c.op == "gemm" and size_of(c) == s for c in chosen):
+            chosen.append(case_registry.Case(f"normal_k{s}", "gemm", _normal_pair(s), level, {"k": s}))
+        if "fft" in ops and not any(c.op == "fft" and size_of(c) == s for c in chosen):
+            chosen.append(case_registry.Case(f"fft_normal_n{s}", "fft",
+                                             lambda r, n=s: (case_registry.complex_normal(r, n),),
+                                             level, {"n": s}))
+    return chosen
+
+
+def _normal_pair(k):
+    size = 32 if k <= 4096 else 8
+    return lambda rng: (case_registry.normal(rng, (size, k)), case_registry.normal(rng, (k, size)))
+
+
+def _measure_case(case, schemes, engines):
+    inputs = case.inputs(seed=0)
+    if case.op == "gemm":
+        exact = exact_matmul(*inputs)
+        with np.errstate(all="ignore"):
+            native = _normwise(np.matmul(*inputs).astype(np.float64), exact)
+        measure = lambda s, e: measure_gemm(*inputs, s, e, reference=exact, native=native)
+    else:
+        exact = exact_dft(inputs[0])
+        native = _normwise(np.fft.fft(inputs[0]).astype(np.complex128), exact)
+        measure = lambda s, e: measure_fft(inputs[0], s, e, reference=exact, native=native)
+    for scheme in schemes:
+        for engine in engines:
+            yield replace(measure(scheme, engine), case=case.name, params=dict(case.params))
+
+
+def run(level="quick", schemes=None, ops=("gemm", "fft"), sizes=None, engines=("cpu",), progress=None):
+    """Measure every selected case on every scheme and engine; returns a list of Measurements.
+
+    ``progress(done, total, label)`` is called after each measurement when given.
+    """
+    schemes = splitprec.dtypes() if schemes is None else [splitprec.dtype(s).name for s in schemes]
+    chosen = select(level, ops, sizes)
+    total = len(chosen) * len(schemes) * len(engines)
+    results = []
+    for case in chosen:
+        with np.errstate(all="ignore"):               # NaN/inf cases are meant to produce them
+            measured = list(_measure_case(case, schemes, engines))
+        for m in measured:
+            results.append(m)
+            if progress:
+                progress(len(results), total, f"{case.name} {m.scheme} {m.engine}")
+    return results
+
+
+def violations(results):
+    """Measurements whose error exceeds the bound (or whose NaN/inf pattern differs)."""
+    return [m for m in results if m.violated]
+
+
+def summary_rows(results):
+    """One row per (engine, op, scheme): worst ratio and its case, median error, median vs native."""
+    groups = {}
+    for m in results:
+        groups.setdefault((m.engine, m.op, m.scheme), []).append(m)
+    rows = []
+    for (engine, op, scheme), ms in sorted(groups.items()):
+        worst = max(ms, key=lambda m: m.ratio)
+        typical = [m for m in ms if m.case.startswith(("normal_", "fft_normal_"))] or ms
+        versus = [m.normwise / m.native for m in typical if m.native > 0]
+        rows.append({"engine": engine, "op": op, "scheme": scheme, "worst_ratio": worst.ratio,
+                     "worst_case": worst.case,
+                     "median_error": statistics.median(m.normwise for m in typical),
+                     "vs_native": statistics.median(versus) if versus else float("nan"),
+                     "cases": len(ms)})
+    return rows
+
+
+_COLUMNS = (("engine", "engine", "{}"), ("op", "op", "{}"), ("scheme", "scheme", "{}"),
+            ("worst error/bound", "worst_ratio", "{:.3g}"), ("on case", "worst_case", "{}"),
+            ("median error (N(0,1))", "median_error", "{:.3g}"),
+            ("x native fp32", "vs_native", "{:.3g}"), ("cases", "cases", "{}"))
+
+
+def summary(results):
+    """The summary as a plain-text table."""
+    rows = summary_rows(results)
+    cells = [[title for title, _, _ in _COLUMNS]]
+    cells += [[fmt.format(r[key]) for _, key, fmt in _COLUMNS] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(_COLUMNS))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in cells)
+
+
+def _markdown_table(header, rows):
+    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+                     + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
+
+
+def _detail_rows(results):
+    return [[m.case, m.engine, m.scheme, f"{m.normwise:.3g}", f"{m.native:.3g}", f"{m.ratio:.3g}",
+             f"{m.seconds * 1e3:.2f}"] for m in results]
+
+
+_DETAIL_HEADER = ["case", "engine", "scheme", "normwise error", "native fp32 error",
+                  "error/bound", "time (ms)"]
+
+
+def _summary_table(results):
+    rows = summary_rows(results)
+    return [title for title, _, _ in _COLUMNS], [[fmt.format(r[k]) for _, k, fmt in _COLUMNS]
+                                                  for r in rows]
+
+
+def write(results, out, *, plots=True, note=""):
+    """Write ``report.md``, ``report.html`` and (with matplotlib) PNG plots into ``out``.
+
+    Returns the list of written paths.
+    """
+    os.makedirs(out, exist_ok=True)
+    images = _plots(results, out) if plots else []
+    header, rows = _summary_table(results)
+    bad = violations(results)
+    verdict = ("All errors are within their bounds." if not bad else
+               "BOUND VIOLATED: " + "; ".join(f"{m.case} / {m.scheme} / {m.engine} "
+                                              f"(ratio {m.ratio:.3g})" for m in bad))
+    md = ["# splitprec accuracy report\n", note + "\n" if note else "", verdict + "\n",
+          "\n## Summary\n\n", _markdown_table(header, rows),
+          "".join(f"\n![{name}]({name})\n" for name in images),
+          "\n## Every measurement\n\n", _markdown_table(_DETAIL_HEADER, _detail_rows(results))]
+    paths = [os.path.join(out, "report.md"), os.path.join(out, "report.html")]
+    with open(paths[0], "w") as f:
+        f.write("".join(md))
+    with open(paths[1], "w") as f:
+        f.write(_html(verdict, note, header, rows, images, _detail_rows(results)))
+    return paths + [os.path.join(out, name) for name in images]
+
+
+def _html_table(header, rows):
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _html(verdict, note, header, rows, images, details):
+    style = ("body{font-family:sans-serif;max-width:70em;margin:auto}table{border-collapse:collapse}"
+             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}img{max-width:48%}")
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>splitprec accuracy report"
+            f"</title><style>{style}</style></head><body><h1>splitprec accuracy report</h1>"
+            f"<p>{html.escape(note)}</p><p><b>{html.escape(verdict)}</b></p><h2>Summary</h2>"
+            f"{_html_table(header, rows)}"
+            + "".join(f"<img src='{html.escape(i)}' alt='{html.escape(i)}'>" for i in images)
+            + f"<h2>Every measurement</h2>{_html_table(_DETAIL_HEADER, details)}</body></html>")
+
+
+def _plots(results, out):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    from .plots import draw_all
+    return draw_all(results, out, plt)
+
+
+def gpu_vs_cpu(results):
+    """Plain-text table: per scheme, the largest normwise GPU-CPU difference and error ratio."""
+    cpu = {(m.case, m.scheme): m for m in results if m.engine == "cpu"}
+    rows = {}
+    for m in results:
+        other = cpu.get((m.case, m.scheme)) if m.engine == "gpu" else None
+        if other is None or m.output is None or other.output is None:
+            continue
+        with np.errstate(all="ignore"):
+            diff = _normwise(m.output, np.where(np.isfinite(other.output), other.output, 0))
+        ratio = m.normwise / other.normwise if other.normwise > 0 else float("nan")
+        worst = rows.get(m.scheme, (0.0, 0.0))
+        rows[m.scheme] = (max(worst[0], diff), max(worst[1], ratio))
+    lines = ["GPU vs CPU engine: max normwise |GPU - CPU| / |CPU|, max GPU error / CPU error"]
+    lines += [f"  {s:<8} {d:10.3g} {r:10.3g}" for s, (d, r) in sorted(rows.items())]
+    return "\n".join(lines)
