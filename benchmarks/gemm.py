@@ -167,6 +167,23 @@ def run_case(m, n, k, batch, reps, tiles, with_xla):
     return records
 
 
+def write_cubins(directory):
+    """Compile each scheme's GEMM instantiation (its measured tile) to a cubin, for cuobjdump."""
+    from cuda.bindings import nvrtc
+    from splitprec import _launch
+    capability = cupy.cuda.Device().compute_capability
+    for name in SCHEMES:
+        expression = _gpu.gemm_expression(sp.dtype(name), _gpu.TILES.get(name, _gpu.DEFAULT_TILE))
+        _, prog = nvrtc.nvrtcCreateProgram(_launch.source(_gpu.GEMM_FILE).encode(), b"gemm.cu", 0, [], [])
+        nvrtc.nvrtcAddNameExpression(prog, expression.encode())
+        options = [_launch.arch_option(capability).encode(), *(o.encode() for o in _launch.OPTIONS)]
+        assert nvrtc.nvrtcCompileProgram(prog, len(options), options)[0] == nvrtc.nvrtcResult.NVRTC_SUCCESS
+        _, size = nvrtc.nvrtcGetCUBINSize(prog)
+        cubin = b" " * size
+        nvrtc.nvrtcGetCUBIN(prog, cubin)
+        pathlib.Path(directory, f"gemm_{name}.cubin").write_bytes(cubin)
+
+
 def header():
     rt = cupy.cuda.runtime
     sha = os.environ.get("SPLITPREC_GIT_SHA") or subprocess.run(
@@ -193,6 +210,7 @@ def main(argv=None):
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--out", default=str(pathlib.Path(__file__).parent / "results"))
     parser.add_argument("--no-xla", action="store_true")
+    parser.add_argument("--cubins", help="also write each scheme's GEMM cubin into this directory")
     args = parser.parse_args(argv)
     check_accuracy()
     tiles = best_tiles(args.reps)
@@ -205,6 +223,8 @@ def main(argv=None):
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({**head, "results": results}, indent=1))
     print(f"wrote {out}")
+    if args.cubins:
+        write_cubins(args.cubins)
     print(table([r for r in results if r["m"] == r["n"] == r["k"] == 8192 or r["batch"] > 1]))
 
 
