@@ -10,9 +10,10 @@ Arithmetic of one pass of radix ``r`` (``n = r * m`` at this pass):
    of a real float32 matrix ``X`` of shape ``(batch * m * q, 2r)`` holding ``Re, Im`` interleaved;
 2. ``X @ D`` with ``D`` the ``2r x 2r`` real block of the ``r x r`` DFT matrix (entries computed in
    float64 and rounded once to float32; a row/column permutation of ``[[Re F, Im F], [-Im F, Re F]]``)
-   is one split-precision product (:func:`splitprec._engine.narrow_matmul`): ``X`` is split per
-   pass, ``D`` once per plan; each output is a ``k = 2r`` dot product with float32 accumulation and
-   the scheme's product error;
+   is one split-precision product: on the CPU :func:`splitprec._engine.narrow_matmul` (``X`` split
+   per pass, ``D`` once per plan), on the GPU the GEMM engine :func:`splitprec._gpu.matmul` (split
+   on the device, tensor-core products promoted into float32); each output is a ``k = 2r`` dot
+   product with float32 accumulation and the scheme's product error;
 3. the outputs are multiplied by twiddles ``exp(-2 pi i j k / n)`` computed in float64 and rounded
    to complex64, in complex64 arithmetic (skipped on the last pass, where they are all 1), and
    stored transposed (Stockham autosort: no bit reversal).
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _gpu
 from ._backend import namespace
 from ._engine import narrow_matmul
 from .split import split
@@ -67,11 +69,11 @@ def dft_block(r):
 
 @dataclass(frozen=True)
 class Pass:
-    """One Stockham pass: radix, remaining length ``m``, split DFT block, twiddles ``(m, 1, r)``."""
+    """One Stockham pass: radix, remaining length ``m``, DFT block, twiddles ``(m, 1, r)``."""
 
     r: int
     m: int
-    block: object        # splitprec.split.Parts of dft_block(r)
+    block: object        # dft_block(r): its splitprec.split.Parts on the CPU, the array on the GPU
     twiddle: object      # complex64 (m, 1, r), or None on the last pass
 
 
@@ -97,14 +99,12 @@ def _stockham_passes(radices, d, device):
     passes, n = [], int(np.prod(radices))
     for r in radices:
         m = n // r
-        parts = split(dft_block(r), d, axis=-2)
-        parts = type(parts)(tuple(_to_device(t, device) for t in parts.terms),
-                            None if parts.exponent is None else _to_device(parts.exponent, device))
+        block = split(dft_block(r), d, axis=-2) if device == "cpu" else _to_device(dft_block(r), device)
         twiddle = None
         if m > 1:
             roots = _unit_roots(np.outer(np.arange(m), np.arange(r)), n).astype(np.complex64)
             twiddle = _to_device(roots.reshape(m, 1, r), device)
-        passes.append(Pass(r, m, parts, twiddle))
+        passes.append(Pass(r, m, block, twiddle))
         n = m
     return tuple(passes)
 
@@ -135,7 +135,8 @@ def _stockham(x, p, d):
         r, m = step.r, step.m
         rows = xp.ascontiguousarray(y.reshape(batch, r, m, q).transpose(0, 2, 3, 1))
         rows = rows.view(np.float32).reshape(-1, 2 * r)
-        z = narrow_matmul(split(rows, d, axis=-1), step.block, d)
+        z = narrow_matmul(split(rows, d, axis=-1), step.block, d) if xp is np else \
+            _gpu.matmul(rows, step.block, d)
         z = z.view(np.complex64).reshape(batch, m, q, r)
         if step.twiddle is not None:
             z = z * step.twiddle
