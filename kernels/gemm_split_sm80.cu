@@ -5,38 +5,39 @@
 // most 256 with every k-block's partial sum promoted by round-to-nearest fp32 adds
 // (Ootomo & Yokota, arXiv 2203.03341; CUTLASS promotes every k-block the same way).
 #include "common/mma.cuh"
+#include "common/pow2.cuh"
 
 constexpr int CHUNK = 16;          // bytes per shared-memory chunk: 8 bf16/fp16 or 4 tf32 values
-constexpr int BLOCK_CHUNKS = 4;    // chunks of k per pipeline stage = one k-block (2 mma k-steps)
-constexpr int ROW_CHUNKS = 5;      // chunks per shared-memory row: 4 + 1 of padding, so the 8 rows
+constexpr int BLOCK_CHUNKS = 8;    // chunks of k per pipeline stage = one k-block (4 mma k-steps)
+constexpr int ROW_CHUNKS = 9;      // chunks per shared-memory row: 8 + 1 of padding, so the 8 rows
                                    // an ldmatrix reads fall in 8 different 16-byte bank groups
-constexpr int WARP_M = 32, WARP_N = 32;   // warp tile: 2 m16 tiles x 4 n8 tiles
+constexpr int WARP_N = 32;         // warp tile: MT m16 tiles x 4 n8 tiles
 
 typedef unsigned Fragment[4];
 
-// Fragments of one k-step (32 bytes of k) for the warp tile of the parts in USE_A / USE_B (bit t:
-// part t), from one stage.
-template <int TERMS, unsigned USE_A, unsigned USE_B, int BM, int BN>
-__device__ __forceinline__ void load_fragments(const uint4* stage, int step, int warp_m, int warp_n, int lane,
-                                               Fragment (&a)[TERMS][2], Fragment (&b)[TERMS][2]) {
+// A fragments (registers a0..a3 of each m16 tile) of part t for one k-step (32 bytes of k): ldmatrix
+// matrices (rows 0-7, chunk 0), (rows 8-15, chunk 0), (rows 0-7, chunk 1), (rows 8-15, chunk 1).
+template <int MT, int BM, int BN>
+__device__ __forceinline__ void load_a(const uint4* stage, int t, int step, int warp_m, int lane,
+                                       Fragment (&a)[MT]) {
+  const uint4* tile_a = stage + t * (BM + BN) * ROW_CHUNKS;   // (BM, ROW_CHUNKS)
 #pragma unroll
-  for (int t = 0; t < TERMS; ++t) {
-    const uint4* tile_a = stage + t * (BM + BN) * ROW_CHUNKS;   // (BM, ROW_CHUNKS)
-    const uint4* tile_b = tile_a + BM * ROW_CHUNKS;              // (BN, ROW_CHUNKS)
-    // A: matrices (rows 0-7, chunk 0), (rows 8-15, chunk 0), (rows 0-7, chunk 1), (rows 8-15, chunk 1)
-    // of the step = registers a0..a3 of an m16 tile.
+  for (int mt = 0; mt < MT; ++mt) {
+    const int row = warp_m * MT * 16 + mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+    load_matrix_x4(a[mt], tile_a + row * ROW_CHUNKS + 2 * step + (lane >> 4));
+  }
+}
+
+// B fragments (b0, b1 of four n8 tiles) of part t for one k-step: ldmatrix matrices (n 0-7, chunk 0),
+// (n 0-7, chunk 1), (n 8-15, chunk 0), (n 8-15, chunk 1), twice.
+template <int BM, int BN>
+__device__ __forceinline__ void load_b(const uint4* stage, int t, int step, int warp_n, int lane,
+                                       Fragment (&b)[2]) {
+  const uint4* tile_b = stage + t * (BM + BN) * ROW_CHUNKS + BM * ROW_CHUNKS;   // (BN, ROW_CHUNKS)
 #pragma unroll
-    for (int mt = 0; mt < 2; ++mt) {
-      const int row = warp_m * WARP_M + mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-      if ((USE_A >> t) & 1u) load_matrix_x4(a[t][mt], tile_a + row * ROW_CHUNKS + 2 * step + (lane >> 4));
-    }
-    // B: matrices (n 0-7, chunk 0), (n 0-7, chunk 1), (n 8-15, chunk 0), (n 8-15, chunk 1)
-    // = registers b0, b1 of two n8 tiles.
-#pragma unroll
-    for (int np = 0; np < 2; ++np) {
-      const int row = warp_n * WARP_N + np * 16 + (lane & 7) + (lane >> 4) * 8;
-      if ((USE_B >> t) & 1u) load_matrix_x4(b[t][np], tile_b + row * ROW_CHUNKS + 2 * step + ((lane >> 3) & 1));
-    }
+  for (int np = 0; np < 2; ++np) {
+    const int row = warp_n * WARP_N + np * 16 + (lane & 7) + (lane >> 4) * 8;
+    load_matrix_x4(b[np], tile_b + row * ROW_CHUNKS + 2 * step + ((lane >> 3) & 1));
   }
 }
 
@@ -53,32 +54,41 @@ __host__ __device__ constexpr unsigned select_pairs(unsigned pairs, bool small) 
   return small ? pairs & ~1u : pairs & 1u;
 }
 
-// part[mt][nt] += A_i B_j over one stage's k-block for every pair with SMALL == (i + j > 0).
-template <int FMT, int TERMS, unsigned PAIRS, bool SMALL, int BM, int BN>
+// part[mt][nt] += A_i B_j over one stage's k-block for every pair with SMALL == (i + j > 0). B's
+// fragments of the k-step stay in registers; A's are loaded one part at a time.
+template <int FMT, int TERMS, unsigned PAIRS, bool SMALL, int MT, int BM, int BN>
 __device__ __forceinline__ void multiply_block(const uint4* stage, int warp_m, int warp_n, int lane,
-                                               float (&part)[2][4][4]) {
+                                               float (&part)[MT][4][4]) {
   constexpr unsigned CHAIN = select_pairs(PAIRS, SMALL);
+  constexpr unsigned USE_A = parts_used(CHAIN, true), USE_B = parts_used(CHAIN, false);
 #pragma unroll
   for (int step = 0; step < BLOCK_CHUNKS / 2; ++step) {
-    Fragment a[TERMS][2], b[TERMS][2];
-    load_fragments<TERMS, parts_used(CHAIN, true), parts_used(CHAIN, false), BM, BN>(
-        stage, step, warp_m, warp_n, lane, a, b);
+    Fragment b[TERMS][2];
 #pragma unroll
-    for (int p = 8; p >= 0; --p) {     // bit p = pair (p / 3, p % 3); largest i + j first
-      const int i = p / 3, j = p % 3;
-      if (!((CHAIN >> p) & 1u)) continue;
+    for (int j = 0; j < TERMS; ++j)
+      if ((USE_B >> j) & 1u) load_b<BM, BN>(stage, j, step, warp_n, lane, b[j]);
 #pragma unroll
-      for (int mt = 0; mt < 2; ++mt)
+    for (int i = TERMS - 1; i >= 0; --i) {
+      if (!((USE_A >> i) & 1u)) continue;
+      Fragment a[MT];
+      load_a<MT, BM, BN>(stage, i, step, warp_m, lane, a);
 #pragma unroll
-        for (int nt = 0; nt < 4; ++nt) mma_step<FMT>(part[mt][nt], a[i][mt], &b[j][nt / 2][2 * (nt % 2)]);
+      for (int j = TERMS - 1; j >= 0; --j) {
+        if (!((CHAIN >> (3 * i + j)) & 1u)) continue;
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < 4; ++nt) mma_step<FMT>(part[mt][nt], a[mt], &b[j][nt / 2][2 * (nt % 2)]);
+      }
     }
   }
 }
 
 // total += part * scale with one rounding (scale is a power of two), then part = 0.
-__device__ __forceinline__ void promote(float (&total)[2][4][4], float (&part)[2][4][4], float scale) {
+template <int MT>
+__device__ __forceinline__ void promote(float (&total)[MT][4][4], float (&part)[MT][4][4], float scale) {
 #pragma unroll
-  for (int mt = 0; mt < 2; ++mt)
+  for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
@@ -92,7 +102,8 @@ template <int FMT,           // part format (PartFormat)
           int TERMS,         // parts per operand
           unsigned PAIRS,    // bit 3*i+j set: product A_i B_j is taken
           int SMALL_SHIFT,   // the products with i+j > 0 are scaled by 2**-SMALL_SHIFT (all share it)
-          int WARPS_M, int WARPS_N,  // warps per block along m and n; block tile = 32*WARPS_M x 32*WARPS_N
+          int MT,            // m16 tiles per warp: warp tile = 16*MT x 32
+          int WARPS_M, int WARPS_N,  // warps per block along m and n; block tile = 16*MT*WARPS_M x 32*WARPS_N
           int STAGES>        // cp.async pipeline depth, in k-blocks
 __global__ void __launch_bounds__(WARPS_M * WARPS_N * 32)
 gemm_split_sm80(const char* a,          // parts of A: TERMS x (batch, m, k_chunks*16 bytes), K-major
@@ -105,7 +116,7 @@ gemm_split_sm80(const char* a,          // parts of A: TERMS x (batch, m, k_chun
                 long long b_term, long long b_batch,
                 int ea_batch, int eb_batch)      // exponent strides per batch (0: broadcast)
 {
-  constexpr int BM = WARPS_M * WARP_M, BN = WARPS_N * WARP_N, THREADS = WARPS_M * WARPS_N * 32;
+  constexpr int BM = WARPS_M * MT * 16, BN = WARPS_N * WARP_N, THREADS = WARPS_M * WARPS_N * 32;
   constexpr int STAGE_CHUNKS = TERMS * (BM + BN) * ROW_CHUNKS;   // (TERMS, BM + BN, ROW_CHUNKS)
   extern __shared__ uint4 smem[];                                // (STAGES, STAGE_CHUNKS)
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -129,7 +140,7 @@ gemm_split_sm80(const char* a,          // parts of A: TERMS x (batch, m, k_chun
     }
   };
 
-  float total[2][4][4] = {}, part[2][4][4] = {};
+  float total[MT][4][4] = {}, part[MT][4][4] = {};
   const int k_blocks = k_chunks / BLOCK_CHUNKS;
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
@@ -145,28 +156,28 @@ gemm_split_sm80(const char* a,          // parts of A: TERMS x (batch, m, k_chun
     // Numerics: the small products (i+j > 0) share one tensor-core accumulator over this k-block and
     // are promoted first; hi*hi gets its own and is promoted after them. Each promotion is one fp32
     // round-to-nearest add into `total`, so the tensor core's truncating accumulation spans one
-    // k-block (32 bf16/fp16 or 16 tf32 values of k), never the whole K.
+    // k-block (64 bf16/fp16 or 32 tf32 values of k), never the whole K.
     if constexpr ((PAIRS & ~1u) != 0) {
-      multiply_block<FMT, TERMS, PAIRS, true, BM, BN>(stage, warp_m, warp_n, lane, part);
+      multiply_block<FMT, TERMS, PAIRS, true, MT, BM, BN>(stage, warp_m, warp_n, lane, part);
       promote(total, part, __int_as_float((127 - SMALL_SHIFT) << 23));
     }
-    multiply_block<FMT, TERMS, PAIRS, false, BM, BN>(stage, warp_m, warp_n, lane, part);
+    multiply_block<FMT, TERMS, PAIRS, false, MT, BM, BN>(stage, warp_m, warp_n, lane, part);
     promote(total, part, 1.0f);
   }
   copy_async_wait<0>();
 
   const int g = lane >> 2, q = lane & 3;   // accumulator element e sits at row g + 8*(e/2), col 2q + e%2
 #pragma unroll
-  for (int mt = 0; mt < 2; ++mt)
+  for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int row = m0 + warp_m * WARP_M + mt * 16 + g + 8 * (e / 2);
+        const int row = m0 + warp_m * MT * 16 + mt * 16 + g + 8 * (e / 2);
         const int col = n0 + warp_n * WARP_N + nt * 8 + 2 * q + (e % 2);
         if (row >= m || col >= n) continue;
         float v = total[mt][nt][e];
-        if (exponent_a) v = ldexpf(v, exponent_a[z * ea_batch + row] + exponent_b[z * eb_batch + col]);
+        if (exponent_a) v = scale_pow2(v, exponent_a[z * ea_batch + row] + exponent_b[z * eb_batch + col]);
         c[(static_cast<long long>(z) * m + row) * n + col] = v;
       }
 }

@@ -3,6 +3,7 @@
 // splitprec.split.split (each part = residual rounded to nearest-even; a value above the format's
 // largest finite value is split toward zero; pow2 schemes scale each row of A / column of B by
 // 2**-exponent first), written K-major and zero-padded along K to whole 64-byte k-blocks.
+#include "common/pow2.cuh"
 #include "common/split.cuh"
 
 constexpr int TILE = 32;   // (TILE, TILE) input tile staged through shared memory for the transpose
@@ -11,15 +12,15 @@ constexpr int TILE = 32;   // (TILE, TILE) input tile staged through shared memo
 template <int FMT, int TERMS, int SHIFT>
 __device__ __forceinline__ void split_value(float x, int exponent, typename PartStorage<FMT>::type* out,
                                             long long index, long long term_stride) {
-  float residual = ldexpf(x, -exponent);
+  float residual = scale_pow2(x, -exponent);
   float top = format_max<FMT>();
   if (exponent > 0)   // |part 0| must also stay below float32's max once 2**exponent is undone
     top = fminf(top, round_part<FMT>(static_cast<float>(ldexp(3.4028234663852886e38, -exponent)), true));
   const bool saturated = fabsf(residual) > top;
 #pragma unroll
   for (int i = 0; i < TERMS; ++i) {
-    const float part = round_part<FMT>(ldexpf(residual, i * SHIFT), saturated);
-    residual -= ldexpf(part, -i * SHIFT);    // exact in float32
+    const float part = round_part<FMT>(scale_pow2(residual, i * SHIFT), saturated);
+    residual -= scale_pow2(part, -i * SHIFT);    // exact in float32
     out[i * term_stride + index] = store_part<FMT>(part);
   }
 }

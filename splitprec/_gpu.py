@@ -6,7 +6,7 @@ sum is promoted into float32 with round-to-nearest adds, and the small products 
 one accumulator kept apart from hi*hi and added before it (Ootomo & Yokota, arXiv 2203.03341).
 
 - ``"rawkernel"``: ``kernels/gemm_split_sm80.cu`` (mma.sync, cp.async pipeline), promoting every
-  64-byte k-block (32 bf16/fp16 or 16 tf32 values of k), one launch for all products.
+  128-byte k-block (64 bf16/fp16 or 32 tf32 values of k), one launch for all products.
 - ``"cublas"``: cuBLAS GEMMs with float32 output over k-chunks whose stacked K is at most 256,
   ``beta = 1`` so each chunk is added with a round-to-nearest float32 add. A baseline.
 
@@ -23,17 +23,23 @@ SPLIT_FILE = "split_terms_sm80.cu"
 GEMM_FILE = "gemm_split_sm80.cu"
 _FORMAT_CODE = {"tf32": 0, "bf16": 1, "fp16": 2}
 _ELEMENT_BYTES = {"tf32": 4, "bf16": 2, "fp16": 2}
-_BLOCK_BYTES = 64          # k-block of the kernel: 4 chunks of 16 bytes
+_BLOCK_BYTES = 128         # k-block of the kernel: 8 chunks of 16 bytes
 _MAX_GRID_Z = 65535
 
 
 @dataclass(frozen=True)
 class Tile:
-    """Launch shape of ``gemm_split_sm80``: warps along m and n (32x32 each), pipeline stages."""
+    """Launch shape of ``gemm_split_sm80``: m16 tiles per warp (warp tile 16*mt x 32), warps along
+    m and n, pipeline stages."""
 
-    warps_m: int = 4
-    warps_n: int = 2
-    stages: int = 3
+    mt: int = 4
+    warps_m: int = 2
+    warps_n: int = 4
+    stages: int = 2
+
+    @property
+    def block_m(self):
+        return 16 * self.mt * self.warps_m
 
     @property
     def threads(self):
@@ -81,7 +87,7 @@ def split_expression(d, *, transpose):
 
 def gemm_expression(d, tile=DEFAULT_TILE):
     return (f"gemm_split_sm80<{_FORMAT_CODE[d.base]}, {d.terms}, {_pairs_mask(d)}u, {_small_shift(d)}, "
-            f"{tile.warps_m}, {tile.warps_n}, {tile.stages}>")
+            f"{tile.mt}, {tile.warps_m}, {tile.warps_n}, {tile.stages}>")
 
 
 def instantiations(tiles=None):
@@ -132,9 +138,17 @@ def split_operand(x, d, *, transpose, pad):
     return Operand(parts, exponent)
 
 
+SHARED_LIMIT = 227 * 1024    # dynamic shared memory per block on sm_80 / sm_90
+
+
+def fits(d, tile):
+    """True when ``tile``'s pipeline for scheme ``d`` fits in one block's shared memory."""
+    return _shared_bytes(d, tile) <= SHARED_LIMIT
+
+
 def _shared_bytes(d, tile):
-    rows = 32 * (tile.warps_m + tile.warps_n)
-    return tile.stages * d.terms * rows * 5 * 16        # (stages, terms, BM + BN, 5 chunks of 16 B)
+    rows = tile.block_m + 32 * tile.warps_n
+    return tile.stages * d.terms * rows * 9 * 16        # (stages, terms, BM + BN, 9 chunks of 16 B)
 
 
 def _gemm_rawkernel(pa, pb, c, d, tile):
@@ -149,7 +163,7 @@ def _gemm_rawkernel(pa, pb, c, d, tile):
         strides += [op.parts[0].size * item, 0 if shared else op.parts[0, 0].size * item]
     exp_strides = [0 if op.exponent is None or op.exponent.shape[0] == 1 else op.exponent.shape[1]
                    for op in (pa, pb)]
-    grid = (-(-n // (32 * tile.warps_n)), -(-m // (32 * tile.warps_m)))
+    grid = (-(-n // (32 * tile.warps_n)), -(-m // tile.block_m))
     for z0 in range(0, batch, _MAX_GRID_Z):
         z1 = min(batch, z0 + _MAX_GRID_Z)
         sl = [slice(z0, z1) if s else slice(None) for s in strides[1::2]]

@@ -13,7 +13,7 @@ import re
 
 _CHECKOUT = pathlib.Path(__file__).resolve().parent.parent / "kernels"
 _INCLUDE = re.compile(r'^#include "(common/[\w.]+)"\s*$', re.MULTILINE)
-OPTIONS = ("--std=c++17",)
+OPTIONS = ("--std=c++17", "--ftz=false")   # float32 subnormals kept: the split is bit-exact
 
 
 def _read(relative):
