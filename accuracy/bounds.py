@@ -87,8 +87,9 @@ def _nonfinite(a, b):
     if fa.all() and fb.all():
         return np.zeros(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1]),
                         bool)
-    return ~np.isfinite(np.matmul(np.where(fa, np.sign(a), a).astype(np.float64),
-                                  np.where(fb, np.sign(b), b).astype(np.float64)))
+    with np.errstate(invalid="ignore"):
+        return ~np.isfinite(np.matmul(np.where(fa, np.sign(a), a).astype(np.float64),
+                                      np.where(fb, np.sign(b), b).astype(np.float64)))
 
 
 def gemm_bound(a, b, dtype, engine="cpu", *, k_block=256):

@@ -123,8 +123,9 @@ def _nonfinite_pattern(a, b):
     fa, fb = np.isfinite(a), np.isfinite(b)
     if fa.all() and fb.all():
         return None
-    return np.matmul(np.where(fa, np.sign(a), a).astype(np.float64),
-                     np.where(fb, np.sign(b), b).astype(np.float64))
+    with np.errstate(invalid="ignore"):                   # inf * 0 and inf - inf: NaN, as meant
+        return np.matmul(np.where(fa, np.sign(a), a).astype(np.float64),
+                         np.where(fb, np.sign(b), b).astype(np.float64))
 
 
 def exact_matmul(a, b):

@@ -1,0 +1,121 @@
+"""Adversarial search: hypothesis strategies over the case generators, and the ratio they maximize.
+
+``gemm_inputs()`` and ``fft_inputs()`` draw a generator family of :mod:`accuracy.cases`, its
+parameters and a seed, or raw float32 bit patterns; the tests call ``hypothesis.target(ratio)``
+so the search climbs toward the largest ``error / bound``. ``PINNED_GEMM`` holds known hard inputs
+(rounding ties of each base format, cancellation, range edges), pinned as ``@example`` in the tests.
+This module needs hypothesis (a test dependency); the rest of the harness does not import it.
+"""
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from . import cases
+from .measure import measure_fft, measure_gemm
+
+FAMILIES = ("normal", "uniform", "span", "cancel", "near_max", "near_min", "subnormal", "row_span",
+            "ties", "bits")
+
+
+def gemm_ratio(a, b, scheme, engine="cpu"):
+    """``max |C_hat - C| / gemm_bound`` for ``splitprec.matmul(a, b, dtype=scheme)``."""
+    with np.errstate(all="ignore"):
+        return measure_gemm(a, b, scheme, engine).ratio
+
+
+def fft_ratio(x, scheme, engine="cpu"):
+    """``||X_hat - X|| / (fft_bound * ||X||)`` for ``splitprec.fft.fft(x, dtype=scheme)``."""
+    with np.errstate(all="ignore"):
+        return measure_fft(x, scheme, engine).ratio
+
+
+def ties(rng, shape, p):
+    """Values exactly halfway between two neighbours of a ``p``-bit format (round-to-even ties),
+    and halfway points of the residual after one part."""
+    e = rng.integers(-20, 20, shape)
+    odd = rng.integers(0, 2 ** (p - 1), shape) * 2 + 1
+    first = (2.0 ** (p - 1) + rng.integers(0, 2 ** (p - 1), shape)) * 2.0 ** -(p - 1)
+    x = np.where(rng.random(shape) < 0.5, first + 2.0 ** -p, first + odd * 2.0 ** -(2 * p))
+    return (x * 2.0 ** e * rng.choice([-1, 1], shape)).astype(np.float32)
+
+
+def _family(rng, family, shape, k, param):
+    if family == "normal":
+        return cases.normal(rng, shape)
+    if family == "uniform":
+        return cases.uniform(rng, shape)
+    if family == "span":
+        return cases.exponent_span(rng, shape, param * 20)
+    if family == "near_min":
+        return cases.near_min_normal(rng, shape)
+    if family == "subnormal":
+        return cases.subnormal(rng, shape)
+    if family == "row_span":
+        return cases.row_span(rng, shape, int(param * 80))
+    return ties(rng, shape, (8, 11)[int(param * 2) % 2])
+
+
+@st.composite
+def gemm_inputs(draw, max_k=64, max_side=5):
+    """``(a, b)`` float32 operands from a generator family, or raw float32 values."""
+    family = draw(st.sampled_from(FAMILIES))
+    m, n = draw(st.integers(1, max_side)), draw(st.integers(1, max_side))
+    k = draw(st.integers(1, max_k))
+    if family == "bits":
+        values = st.floats(width=32, allow_nan=False, allow_infinity=False,
+                           min_value=-2.0 ** 60, max_value=2.0 ** 60)
+        return (draw(hnp.arrays(np.float32, (m, k), elements=values)),
+                draw(hnp.arrays(np.float32, (k, n), elements=values)))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    param = draw(st.floats(0, 1))
+    if family == "cancel":
+        return cases.cancellation(rng, m, max(k, 2), n, 10.0 ** (param * 30))
+    if family == "near_max":
+        return cases.near_max(rng, (m, k), k)
+    a = _family(rng, family, (m, k), k, param)
+    b_family = draw(st.sampled_from((family, "normal", "ties")))
+    return a, _family(rng, b_family, (k, n), k, draw(st.floats(0, 1)))
+
+
+@st.composite
+def fft_inputs(draw, max_n=96):
+    """A complex64 signal: random, a tone, an impulse or a wide dynamic range, of length <= max_n."""
+    n = draw(st.integers(1, max_n))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    kind = draw(st.sampled_from(("normal", "tone", "impulse", "wide")))
+    if kind == "tone":
+        return cases.tone(n, draw(st.integers(0, max(n - 1, 0))))
+    if kind == "impulse":
+        return cases.impulse(n, draw(st.integers(0, n - 1)))
+    if kind == "wide":
+        return cases.wide_range(rng, n, draw(st.floats(0, 12)))
+    return cases.complex_normal(rng, n)
+
+
+def _tie_pair(p, k):
+    """``a = b = 1 + 2**-p`` (a round-to-even tie of a ``p``-bit part), k copies."""
+    one = np.float32(1 + 2.0 ** -p)
+    return np.full((1, k), one, np.float32), np.full((k, 1), one, np.float32)
+
+
+def _residual_tie_pair(p):
+    """Values whose lower part is itself a tie: the largest dropped lo*lo product."""
+    x = np.float32((1 + 2.0 ** -(p + 1)) + 2.0 ** -(2 * p) * 1.5)
+    return np.full((1, 1), x, np.float32), np.full((1, 1), x, np.float32)
+
+
+PINNED_GEMM = {
+    "bf16_tie_k1": _tie_pair(8, 1),
+    "tf32_tie_k1": _tie_pair(11, 1),
+    "bf16_tie_k64": _tie_pair(8, 64),
+    "tf32_residual_tie_k1": _residual_tie_pair(11),
+    "bf16_residual_tie_k1": _residual_tie_pair(8),
+    "cancel_1e30_k64": cases.cancellation(np.random.default_rng(7), 2, 64, 2, 1e30),
+    "near_max_k4": cases.near_max(np.random.default_rng(3), (2, 4), 4),
+    "subnormal_times_one": (cases.subnormal(np.random.default_rng(5), (3, 8)),
+                            np.ones((8, 3), np.float32)),
+    "tiny_times_tiny": (cases.near_min_normal(np.random.default_rng(9), (3, 8)),
+                        cases.near_min_normal(np.random.default_rng(10), (8, 3))),
+    "row_span_60bits": (cases.row_span(np.random.default_rng(11), (3, 16), 60),
+                        cases.normal(np.random.default_rng(12), (16, 3))),
+}

@@ -1,0 +1,148 @@
+"""The derived bounds: their constants agree with the scheme table, and they bound what they claim."""
+import math
+
+import numpy as np
+import pytest
+
+import splitprec
+from accuracy import cases, exact_matmul, fft_bound, gemm_bound
+from accuracy.bounds import U32, fft_radices, gamma
+
+SCHEMES = splitprec.dtypes()
+
+
+def test_gamma_is_highams_definition():
+    assert gamma(1) == U32 / (1 - U32)
+    assert gamma(3, 2.0 ** -23) == 3 * 2.0 ** -23 / (1 - 3 * 2.0 ** -23)
+    assert gamma(2 ** 24) == math.inf
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_gemm_bound_is_at_least_the_accumulation_error_of_the_products(scheme):
+    """Even with an exact split, the bound keeps gamma_k * |A||B|: float32 accumulation."""
+    rng = np.random.default_rng(0)
+    a, b = cases.normal(rng, (4, 300)), cases.normal(rng, (300, 5))
+    magnitude = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    assert np.all(gemm_bound(a, b, scheme) >= gamma(300) * magnitude)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_gemm_bound_per_product_matches_the_dtype_table(scheme):
+    """For k = 1 and unit inputs away from the range ends, bound / |a b| is the table's
+    product_error plus the float32 rounding of the (exact) product and of the product sum
+    (the table counts the residual cross term as 3 s**2, the derivation as s**2)."""
+    d = splitprec.dtype(scheme)
+    a = np.float32([[1.25]])
+    b = np.float32([[-0.75]])
+    relative = gemm_bound(a, b, scheme)[0, 0] / abs(1.25 * 0.75)
+    magnitude = sum((1 + d.part_bound) ** 2 * d.part_bound ** (p + q) for p, q in d.products)
+    accumulation = (1 + gamma(1)) * (1 + gamma(len(d.products) - 1)) - 1
+    expected = d.product_error + accumulation * magnitude
+    s = d.split_error
+    assert expected - 2 * s * s <= relative * (1 + 1e-9) and relative <= expected * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("scheme", [s for s in SCHEMES if splitprec.dtype(s).fp32_class])
+def test_fp32_class_bound_is_within_sixteen_fp32_roundings_per_product(scheme):
+    rng = np.random.default_rng(1)
+    a, b = cases.normal(rng, (3, 64)), cases.normal(rng, (64, 3))
+    magnitude = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    assert np.all(gemm_bound(a, b, scheme) <= (gamma(64) * 1.01 + 16 * U32) * magnitude)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_gemm_bound_underflow_term_matches_the_dtype_table(scheme):
+    """Zero times x: the split of x below the base format's normal range costs at most the
+    table's underflow_error (absolute, at the scale of x) -- checked on 2**-140 * ones."""
+    d = splitprec.dtype(scheme)
+    a = np.full((1, 1), 2.0 ** -140, np.float32)
+    b = np.ones((1, 1), np.float32)
+    bound = gemm_bound(a, b, scheme)[0, 0]
+    if d.scaling == "none":
+        assert bound >= d.underflow_error
+    assert bound < 1e-30
+
+
+def test_gemm_bound_is_inf_where_the_product_is_nonfinite_or_may_overflow():
+    a = np.float32([[np.inf, 1], [1, 1], [3e38, 3e38]])
+    b = np.float32([[1], [1]])
+    bound = gemm_bound(a, b, "bf16x9")
+    assert np.isinf(bound[0, 0]) and np.isfinite(bound[1, 0]) and np.isinf(bound[2, 0])
+
+
+def test_gemm_bound_gpu_model_is_wider_than_cpu_for_long_k():
+    rng = np.random.default_rng(2)
+    a, b = cases.normal(rng, (2, 4096)), cases.normal(rng, (4096, 2))
+    cpu, gpu = gemm_bound(a, b, "bf16x9"), gemm_bound(a, b, "bf16x9", "gpu")
+    assert np.all(gpu > cpu)
+    assert np.all(gemm_bound(a, b, "bf16x9", "gpu", k_block=4096) > gpu)
+
+
+def test_gemm_bound_broadcasts_batches_like_matmul():
+    rng = np.random.default_rng(3)
+    a, b = cases.normal(rng, (2, 1, 3, 4)), cases.normal(rng, (5, 4, 2))
+    bound = gemm_bound(a, b, "tf32x3")
+    assert bound.shape == (2, 5, 3, 2)
+    np.testing.assert_array_equal(bound[1, 3], gemm_bound(a[1, 0], b[3], "tf32x3"))
+
+
+def test_gemm_bound_rejects_bad_arguments():
+    a = np.ones((2, 3), np.float32)
+    with pytest.raises(ValueError, match=r"^gemm_bound: inner dimensions differ"):
+        gemm_bound(a, a, "bf16x9")
+    with pytest.raises(ValueError, match=r"^gemm_bound: unknown engine 'tpu'"):
+        gemm_bound(a, a.T, "bf16x9", "tpu")
+    with pytest.raises(TypeError, match=r"^gemm_bound: a has dtype float64"):
+        gemm_bound(a.astype(np.float64), a.T, "bf16x9")
+    with pytest.raises(ValueError, match=r"^unknown split dtype 'bf16x4'"):
+        gemm_bound(a, a.T, "bf16x4")
+    with pytest.raises(ValueError, match=r"^gemm_bound: k_block must be a positive int"):
+        gemm_bound(a, a.T, "bf16x9", "gpu", k_block=0)
+
+
+@pytest.mark.parametrize("n, radices", [(1, []), (64, [16, 4]), (60, [5, 4, 3]), (97, None),
+                                        (2048, [16, 16, 8]), (343, [7, 7, 7])])
+def test_fft_radices_follow_the_documented_plan(n, radices):
+    assert fft_radices(n) == radices
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_fft_bound_grows_with_the_number_of_passes(scheme):
+    rng = np.random.default_rng(4)
+    bounds = [fft_bound(cases.complex_normal(rng, n), scheme) for n in (16, 256, 4096)]
+    assert 0 < bounds[0] < bounds[1] < bounds[2] < 1
+
+
+def test_fft_bound_of_fp32_class_schemes_is_dominated_by_float32_accumulation():
+    """Two radix-16 passes: gamma_32 * || |D| ||_2 / sqrt(16) per pass, a few hundred u in all,
+    far below the bound of a scheme whose split loses bits (bf16x3: 2**-16)."""
+    x = cases.complex_normal(np.random.default_rng(5), 256)
+    assert fft_bound(x, "bf16x9") < 1000 * U32 < fft_bound(x, "bf16x3") / 2
+
+
+def test_fft_bound_bluestein_is_finite_and_batched_lines_are_separate():
+    rng = np.random.default_rng(6)
+    x = np.stack([cases.complex_normal(rng, 97), np.zeros(97, np.complex64)])
+    bounds = fft_bound(x, "tf32x3")
+    assert bounds.shape == (2,) and 0 < bounds[0] < 1e-3 and bounds[1] == 0
+
+
+def test_fft_bound_is_inf_for_nonfinite_or_huge_signals():
+    assert fft_bound(np.float32([1, np.nan]), "bf16x9") == math.inf
+    assert fft_bound(np.full(8, 3e37, np.complex64), "bf16x9") == math.inf
+
+
+def test_fft_bound_rejects_bad_arguments():
+    with pytest.raises(ValueError, match=r"^fft_bound: x has dtype int64"):
+        fft_bound(np.arange(4), "bf16x9")
+    with pytest.raises(ValueError, match=r"^fft_bound: unknown engine 'tpu'"):
+        fft_bound(np.ones(4, np.complex64), "bf16x9", "tpu")
+
+
+def test_exact_reference_error_is_negligible_against_every_bound():
+    """The float64 rounding of the exact product (2**-53 relative) stays far below each bound."""
+    rng = np.random.default_rng(7)
+    a, b = cases.normal(rng, (3, 8)), cases.normal(rng, (8, 3))
+    c = np.abs(exact_matmul(a, b))
+    for scheme in SCHEMES:
+        assert np.all(2.0 ** -53 * c < 2.0 ** -26 * gemm_bound(a, b, scheme))
