@@ -53,9 +53,17 @@ def factorize(n):
 
 
 def _unit_roots(num, den):
-    """``exp(-2 pi i num / den)`` in float64 with ``num`` reduced mod ``den`` first (exact integers)."""
-    angle = -2 * np.pi * (np.asarray(num, np.int64) % den) / den
-    return np.cos(angle) + 1j * np.sin(angle)
+    """``exp(-2 pi i num / den)`` in float64, exact at multiples of a quarter turn.
+
+    With ``4 num = k den + rest`` (integers), the root is ``(-i)**k * exp(-i pi/2 rest/den)``; the
+    cosine and sine are taken at angles of at most pi/4 (the complement's for ``rest > den/2``).
+    """
+    quarter, rest = np.divmod(4 * np.asarray(num, np.int64), den)
+    flip = 2 * rest > den
+    angle = np.pi / 2 * np.where(flip, den - rest, rest) / den
+    cos, sin = np.cos(angle), np.sin(angle)
+    root = np.where(flip, sin - 1j * cos, cos - 1j * sin)
+    return root * np.array([1, -1j, -1, 1j])[quarter % 4]
 
 
 def dft_block(r):

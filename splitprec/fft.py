@@ -346,8 +346,8 @@ def fftconvolve(in1, in2, mode="full", axes=None, *, dtype=None):
     Examples
     --------
     >>> import numpy as np, splitprec as sp
-    >>> sp.fft.fftconvolve(np.float32([1, 2, 3]), np.float32([0, 1, 0.5]))
-    array([0. , 1. , 2.5, 4. , 1.5], dtype=float32)
+    >>> sp.fft.fftconvolve(np.float32([1, 2, 3, 4]), np.float32([1, 1]))
+    array([1., 3., 5., 7., 4.], dtype=float32)
     """
     op = "fftconvolve"
     d = _scheme(dtype, op)
