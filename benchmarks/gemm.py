@@ -212,10 +212,11 @@ def main(argv=None):
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--out", default=str(pathlib.Path(__file__).parent / "results"))
     parser.add_argument("--no-xla", action="store_true")
+    parser.add_argument("--sweep", action="store_true", help="time every candidate tile first")
     parser.add_argument("--cubins", help="also write each scheme's GEMM cubin into this directory")
     args = parser.parse_args(argv)
     check_accuracy()
-    tiles = best_tiles(args.reps)
+    tiles = best_tiles(args.reps) if args.sweep else dict(_gpu.TILES)
     head = header()
     results = []
     for case in (QUICK_CASES if args.quick else CASES):

@@ -93,7 +93,7 @@ __device__ __forceinline__ void promote(float (&total)[MT][4][4], float (&part)[
     for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        total[mt][nt][e] = fmaf(part[mt][nt][e], scale, total[mt][nt][e]);
+        total[mt][nt][e] = fma_keep_subnormals(part[mt][nt][e], scale, total[mt][nt][e]);
         part[mt][nt][e] = 0.0f;
       }
 }

@@ -20,7 +20,7 @@ __device__ __forceinline__ void split_value(float x, int exponent, typename Part
 #pragma unroll
   for (int i = 0; i < TERMS; ++i) {
     const float part = round_part<FMT>(scale_pow2(residual, i * SHIFT), saturated);
-    residual -= scale_pow2(part, -i * SHIFT);    // exact in float32
+    residual = sub_keep_subnormals(residual, scale_pow2(part, -i * SHIFT));   // exact in float32
     out[i * term_stride + index] = store_part<FMT>(part);
   }
 }

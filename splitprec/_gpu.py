@@ -47,8 +47,11 @@ class Tile:
 
 
 DEFAULT_TILE = Tile()
-# Fastest tile per scheme on the H200 at n = 8192 (benchmarks/gemm.py measures every candidate).
-TILES = {}
+# Fastest tile per scheme on the H200 at n = 8192 (benchmarks/gemm.py --sweep times every candidate;
+# these come from benchmarks/results/gemm-2026-11-30-4ee2c87.json's run, "tiles").
+TILES = {"bf16": Tile(2, 4, 2, 3), "bf16x3": Tile(4, 2, 4, 3), "bf16x6": Tile(4, 2, 4, 2),
+         "bf16x9": Tile(4, 2, 4, 2), "fp16": Tile(2, 4, 2, 2), "fp16x3": Tile(4, 2, 4, 3),
+         "tf32": Tile(2, 2, 4, 4), "tf32x3": Tile(4, 2, 4, 3)}
 
 # Measured on the H200, n = 8192, N(0,1) inputs: (GEMM TFLOP/s counted as 2*m*n*k, normwise error
 # vs float64), from benchmarks/results/gemm-<date>-<sha>.json (see docs/kernels.md). precision="fp32"
@@ -90,13 +93,12 @@ def gemm_expression(d, tile=DEFAULT_TILE):
             f"{tile.mt}, {tile.warps_m}, {tile.warps_n}, {tile.stages}>")
 
 
-def instantiations(tiles=None):
-    """Every kernel instantiation the engine can launch, as ``{file: [name expressions]}``."""
+def instantiations():
+    """Every kernel instantiation the engine launches (each scheme with its tile), ``{file: [names]}``."""
     from .dtypes import dtype, dtypes
-    tiles = {DEFAULT_TILE, *TILES.values()} if tiles is None else tiles
     schemes = [dtype(name) for name in dtypes() if dtype(name).base in _FORMAT_CODE]
     return {SPLIT_FILE: sorted({split_expression(d, transpose=t) for d in schemes for t in (False, True)}),
-            GEMM_FILE: sorted({gemm_expression(d, tile) for d in schemes for tile in tiles})}
+            GEMM_FILE: sorted({gemm_expression(d, TILES.get(d.name, DEFAULT_TILE)) for d in schemes})}
 
 
 def padded_k(k, d, multiple_bytes=_BLOCK_BYTES):

@@ -29,7 +29,8 @@ __device__ __forceinline__ float round_part(float x, bool toward_zero) {
   else {
     unsigned short h;
     float y;
-    if (toward_zero) asm("cvt.rz.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+    // toward zero only for saturated values: clamp first, since cvt.rz gives inf past the range
+    if (toward_zero) asm("cvt.rz.f16.f32 %0, %1;" : "=h"(h) : "f"(fminf(fmaxf(x, -65504.0f), 65504.0f)));
     else asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
     asm("cvt.f32.f16 %0, %1;" : "=f"(y) : "h"(h));
     return y;

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+// Batched forward complex FFT of length N = 2**LOG2N (16 <= N <= 4096) in one trip through global
+// memory: the CTA keeps FFT_ELEMENTS complex values in shared memory and runs every Stockham pass of
+// splitprec/_fft_engine.py there (radix 16, then 8/4/2): the pass's sub-vectors times the real
+// 2r x 2r DFT block as a split-precision product on tensor cores (mma.sync), then the twiddles.
+// Target: the engine's arithmetic and accuracy.fft_bound(x, dtype, engine="gpu") (docs/kernels.md).
+#include "common/split.cuh"
+
+constexpr int FFT_ELEMENTS = 4096;   // complex values per CTA: FFT_ELEMENTS / N whole lines
+constexpr int FFT_WARPS = 8;
+constexpr int BLOCK_DIM = 32;        // DFT blocks are stored zero-padded to (BLOCK_DIM, BLOCK_DIM)
+
+template <int FMT> struct Fragment {
+  static constexpr int ELEMS = FMT == FMT_TF32 ? 1 : 2;   // k values per 32-bit operand register
+  static constexpr int KSTEP = 8 * ELEMS;                  // k of one mma (m16n8k8 / m16n8k16)
+};
+
+// Two adjacent k values of one operand register (tf32 uses `lo` alone).
+template <int FMT>
+__device__ __forceinline__ unsigned pack(float lo, float hi) {
+  if constexpr (FMT == FMT_TF32) return __float_as_uint(lo);
+  else return static_cast<unsigned>(store_part<FMT>(lo)) |
+              (static_cast<unsigned>(store_part<FMT>(hi)) << 16);
+}
+
+// Parts of x as splitprec.split makes them (shift 0, no scaling): part i rounds the residual left
+// by parts 0..i-1, and each residual is exact in float32.
+template <int FMT, int TERMS>
+__device__ __forceinline__ void split_value(float x, float (&part)[TERMS]) {
+#pragma unroll
+  for (int i = 0; i < TERMS; ++i) {
+    part[i] = round_part<FMT>(x, false);
+    x -= part[i];
+  }
+}
+
+// One radix-R pass from `src` to `dst` (both (FFT_ELEMENTS,) complex in shared memory). The line
+// state is (n_p, q) with q = N / n_p and m = n_p / R: sub-vector s = j2*q + c holds elements j1 at
+// j1*(N/R) + s; output k1 goes to j2*(R*q) + k1*q + c, times twiddle[j2*R + k1] when m > 1.
+template <int FMT, int TERMS, unsigned PAIRS, int N, int R>
+__device__ void stockham_pass(const float2* src, float2* dst, int m, int q, const float2* twiddle,
+                              const float* block, int warp, int lane) {
+  using F = Fragment<FMT>;
+  constexpr int KSTEPS = (2 * R + F::KSTEP - 1) / F::KSTEP;
+  constexpr int NTILES = (2 * R + 7) / 8;
+  constexpr int SUB = N / R;                                // sub-vectors per line
+  const int g = lane >> 2, t = lane & 3;                    // mma groupID, thread in group
+  for (int tile = warp; tile < FFT_ELEMENTS / R / 16; tile += FFT_WARPS) {
+    unsigned a[TERMS][KSTEPS][4];                           // A fragments of every part
+#pragma unroll
+    for (int ks = 0; ks < KSTEPS; ++ks)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int row = tile * 16 + g + 8 * (i & 1);
+        const float2* line = src + (row / SUB) * N + row % SUB;
+        float part[2][TERMS];
+#pragma unroll
+        for (int h = 0; h < F::ELEMS; ++h) {
+          const int col = ks * F::KSTEP + F::ELEMS * t + 4 * F::ELEMS * (i >> 1) + h;
+          const float2 v = col < 2 * R ? line[(col >> 1) * SUB] : make_float2(0.f, 0.f);
+          split_value<FMT, TERMS>((col & 1) ? v.y : v.x, part[h]);
+        }
+#pragma unroll
+        for (int p = 0; p < TERMS; ++p) a[p][ks][i] = pack<FMT>(part[0][p], part[F::ELEMS - 1][p]);
+      }
+#pragma unroll
+    for (int nt = 0; nt < NTILES; ++nt) {
+      // Small products (i + j > 0) share one accumulator, hi*hi has its own; each k-step starts
+      // both at zero and its tensor-core sums are promoted with round-to-nearest float32 adds.
+      float small[4] = {0.f, 0.f, 0.f, 0.f}, big[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int ks = 0; ks < KSTEPS; ++ks) {
+        unsigned b[TERMS][2];
+#pragma unroll
+        for (int p = 0; p < TERMS; ++p)
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            const int k = ks * F::KSTEP + F::ELEMS * t + 4 * F::ELEMS * i;
+            const float* column = block + (p * BLOCK_DIM + k) * BLOCK_DIM + nt * 8 + g;
+            b[p][i] = pack<FMT>(column[0], F::ELEMS == 2 ? column[BLOCK_DIM] : 0.f);
+          }
+        float s[4] = {0.f, 0.f, 0.f, 0.f}, hh[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int i = TERMS - 1; i >= 0; --i)               // smallest products first
+#pragma unroll
+          for (int j = TERMS - 1; j >= 0; --j)
+            if (i + j > 0 && ((PAIRS >> (3 * i + j)) & 1u)) mma_step<FMT>(s, a[i][ks], b[j]);
+        mma_step<FMT>(hh, a[0][ks], b[0]);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) { small[e] += s[e]; big[e] += hh[e]; }
+      }
+      const int k1 = nt * 4 + t;                            // output (Re, Im) = columns 2k1, 2k1+1
+      if (k1 >= R) continue;
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = tile * 16 + g + 8 * half, s = row % SUB;
+        float2 z = make_float2(small[2 * half] + big[2 * half], small[2 * half + 1] + big[2 * half + 1]);
+        if (m > 1) {
+          const float2 w = twiddle[(s / q) * R + k1];
+          z = make_float2(z.x * w.x - z.y * w.y, z.x * w.y + z.y * w.x);
+        }
+        dst[(row / SUB) * N + (s / q) * (R * q) + k1 * q + s % q] = z;
+      }
+    }
+  }
+}
+
+// x, y: (lines, N) complex64; twiddle: the passes' (m, R) tables with m > 1, in pass order;
+// blocks: (2, TERMS, BLOCK_DIM, BLOCK_DIM) float32 parts of the radix-16 and last-radix DFT blocks.
+template <int FMT,         // part format: FMT_TF32 or FMT_BF16
+          int TERMS,       // parts per value
+          unsigned PAIRS,  // bit 3*i + j set: product of part i (data) and part j (DFT block) taken
+          int LOG2N>       // transform length N = 2**LOG2N, 4 <= LOG2N <= 12
+__global__ void __launch_bounds__(FFT_WARPS * 32)
+fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
+                  const float2* __restrict__ twiddle, const float* __restrict__ blocks,
+                  long long lines) {
+  extern __shared__ float2 smem[];                          // (2, FFT_ELEMENTS): ping-pong
+  constexpr int N = 1 << LOG2N, R0 = 1 << (LOG2N % 4);
+  const long long first = static_cast<long long>(blockIdx.x) * FFT_ELEMENTS;
+  const long long total = lines * N;
+  for (int i = threadIdx.x; i < FFT_ELEMENTS; i += blockDim.x)
+    smem[i] = first + i < total ? x[first + i] : make_float2(0.f, 0.f);
+  __syncthreads();
+  float2 *src = smem, *dst = smem + FFT_ELEMENTS;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  int n_p = N, q = 1;
+#pragma unroll 1
+  for (int pass = 0; pass < LOG2N / 4; ++pass) {
+    const int m = n_p / 16;
+    stockham_pass<FMT, TERMS, PAIRS, N, 16>(src, dst, m, q, twiddle, blocks, warp, lane);
+    if (m > 1) twiddle += n_p;
+    n_p = m;
+    q *= 16;
+    float2* swap = src; src = dst; dst = swap;
+    __syncthreads();
+  }
+  if constexpr (R0 > 1) {
+    stockham_pass<FMT, TERMS, PAIRS, N, R0>(src, dst, 1, q, twiddle,
+                                            blocks + TERMS * BLOCK_DIM * BLOCK_DIM, warp, lane);
+    src = dst;
+    __syncthreads();
+  }
+  for (int i = threadIdx.x; i < FFT_ELEMENTS; i += blockDim.x)
+    if (first + i < total) y[first + i] = src[i];
+}
