@@ -54,7 +54,9 @@ def _split_terms(mag, d, scale):
     ``residual >= |x - merged value|``, both in the units of ``x``.
     """
     fmt, u, t = d.format, d.part_bound, d.terms
-    top = (mag / scale) >= 2.0 ** fmt.emax           # top binade: may be split toward zero
+    # Split toward zero where the top part could round past the base format's range or, once
+    # unscaled, past float32's: counted for the whole top binade of either.
+    top = ((mag / scale) >= 2.0 ** fmt.emax) | (mag >= 2.0 ** 127)
     c = np.where(top, 2 * u, u)
     split_error = np.where(top, d.split_error_toward_zero, d.split_error)
     eta_base = fmt.smallest_subnormal / 2

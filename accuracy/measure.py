@@ -2,7 +2,8 @@
 
 Errors: ``normwise = ||C_hat - C||_F / ||C||_F`` over the finite entries of the exact product ``C``,
 and ``ratio = max |C_hat - C| / bound`` per entry. An entry where ``C`` is NaN/inf counts as a
-violation (ratio inf) unless ``C_hat`` holds the same NaN/inf there.
+violation (ratio inf) unless ``C_hat`` holds the same NaN/inf there; an entry whose bound is inf
+(the result may overflow float32) accepts any value, ±inf included.
 """
 from dataclasses import dataclass, field
 import time
@@ -51,8 +52,8 @@ def _ratio(computed, exact, bound):
         return np.inf
     with np.errstate(divide="ignore", invalid="ignore"):
         err = np.abs(np.where(finite, computed.astype(np.float64) - exact, 0.0))
-        r = np.where(err == 0, 0.0, err / bound)
-    r = np.where(np.isnan(r), np.inf, r)
+        r = np.where((err == 0) | np.isposinf(bound), 0.0, err / bound)
+    r = np.where(np.isnan(r), np.inf, r)          # NaN from finite inputs: a violation
     return float(r.max()) if r.size else 0.0
 
 

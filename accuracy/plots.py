@@ -15,12 +15,13 @@ def _series(results, prefix, param, engine="cpu", op="gemm"):
 
 def _line_plot(plt, lines, native, xlabel, title, path, logx):
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for scheme, points in sorted(lines.items()):
+    for i, (scheme, points) in enumerate(sorted(lines.items())):
         xs, ys = zip(*points)
-        ax.plot(xs, [max(y, 1e-18) for y in ys], marker="o", label=scheme)
+        ax.plot(xs, [max(y, 1e-18) for y in ys], marker="ov^<>sdp"[i % 8],
+                linestyle=("-", "--", ":", "-.")[i % 4], label=scheme)
     if native:
         xs, ys = zip(*native)
-        ax.plot(xs, [max(y, 1e-18) for y in ys], "k--", marker="s", label="native fp32")
+        ax.plot(xs, [max(y, 1e-18) for y in ys], color="k", lw=2, marker="*", label="native fp32")
     if logx:
         ax.set_xscale("log", base=2)
     ax.set_yscale("log")

@@ -104,7 +104,16 @@ def _residual_tie_pair(p):
     return np.full((1, 1), x, np.float32), np.full((1, 1), x, np.float32)
 
 
+def _subnormal_tie_pair(scale):
+    """``a = 3 * 2**-134``: a float32 subnormal exactly halfway between bf16 subnormals, so every
+    bf16 part rounds it by the full underflow error ``2**-134`` (the absolute term is attained)."""
+    return np.float32([[3 * 2.0 ** -134]]), np.float32([[scale]])
+
+
 PINNED_GEMM = {
+    "bf16_subnormal_tie": _subnormal_tie_pair(1.0),
+    "bf16_subnormal_tie_large": _subnormal_tie_pair(-894976.0),
+    "subnormal_times_large": (np.float32([[6.106605e-39]]), np.float32([[-894976.0]])),
     "bf16_tie_k1": _tie_pair(8, 1),
     "tf32_tie_k1": _tie_pair(11, 1),
     "bf16_tie_k64": _tie_pair(8, 64),

@@ -5,7 +5,8 @@ from hypothesis import example, given, target
 from hypothesis import strategies as st
 
 import splitprec
-from accuracy import cases, search
+from accuracy import cases, exact_dft, exact_matmul, search
+from accuracy.measure import measure_fft, measure_gemm
 
 SCHEMES = splitprec.dtypes()
 PINNED = search.PINNED_GEMM
@@ -26,12 +27,13 @@ def test_gemm_error_within_bound(scheme, inputs):
     assert ratio <= 1, f"{scheme}: error/bound = {ratio!r}"
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("case", cases.registry("ci", "gemm"), ids=lambda c: c.name)
-def test_registered_gemm_case_within_bound(case, scheme):
+def test_registered_gemm_case_within_bound(case):
     a, b = case.inputs(seed=0)
-    ratio = search.gemm_ratio(a, b, scheme)
-    assert ratio <= 1, f"{case.name} / {scheme}: error/bound = {ratio!r}"
+    reference = exact_matmul(a, b)
+    with np.errstate(all="ignore"):
+        ratios = {s: measure_gemm(a, b, s, reference=reference, native=0.0).ratio for s in SCHEMES}
+    assert all(r <= 1 for r in ratios.values()), f"{case.name}: error/bound per scheme {ratios}"
 
 
 @pytest.mark.parametrize("name", sorted(PINNED))
@@ -62,12 +64,12 @@ def test_fft_error_within_bound(scheme, x):
     assert ratio <= 1, f"{scheme}: fft error/bound = {ratio!r}"
 
 
-@fft_schemes
 @pytest.mark.parametrize("case", cases.registry("ci", "fft"), ids=lambda c: c.name)
-def test_registered_fft_case_within_bound(case, scheme):
+def test_registered_fft_case_within_bound(case):
     (x,) = case.inputs(seed=0)
-    ratio = search.fft_ratio(x, scheme)
-    assert ratio <= 1, f"{case.name} / {scheme}: fft error/bound = {ratio!r}"
+    reference = exact_dft(x)
+    ratios = {s: measure_fft(x, s, reference=reference, native=0.0).ratio for s in SCHEMES}
+    assert all(r <= 1 for r in ratios.values()), f"{case.name}: fft error/bound per scheme {ratios}"
 
 
 @given(inputs=search.gemm_inputs(max_k=8, max_side=3), scheme=st.sampled_from(SCHEMES))
