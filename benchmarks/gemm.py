@@ -190,7 +190,9 @@ def header():
     rt = cupy.cuda.runtime
     sha = os.environ.get("SPLITPREC_GIT_SHA") or subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
-    return {"device": rt.getDeviceProperties(0)["name"].decode(), "driver": rt.driverGetVersion(),
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    return {"device": rt.getDeviceProperties(0)["name"].decode(), "driver": smi or rt.driverGetVersion(),
             "cuda": rt.runtimeGetVersion(), "cupy": cupy.__version__, "git_sha": sha,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
