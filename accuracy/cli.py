@@ -97,10 +97,11 @@ def report_command(args, parser):
     text = f"suite {level!r}, engines {', '.join(engines)}, ops {', '.join(ops) or 'none'}"
     if note:
         text += "; " + "; ".join(note)
-    paths = report.write(results, args.out, plots=not args.no_plots, note=text)
+    sections = [("GPU vs CPU engine", report.gpu_vs_cpu(results))] if "gpu" in engines else []
+    paths = report.write(results, args.out, plots=not args.no_plots, note=text, sections=sections)
     print(f"wrote {', '.join(paths)}")
-    if "gpu" in engines:
-        print(report.gpu_vs_cpu(results))
+    for _, section in sections:
+        print(section)
     print(report.summary(results))
     bad = report.violations(results)
     for m in bad:

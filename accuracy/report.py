@@ -150,9 +150,10 @@ def _summary_table(results):
                                                   for r in rows]
 
 
-def write(results, out, *, plots=True, note=""):
+def write(results, out, *, plots=True, note="", sections=()):
     """Write ``report.md``, ``report.html`` and (with matplotlib) PNG plots into ``out``.
 
+    ``sections`` are extra ``(title, preformatted text)`` pairs (the GPU-vs-CPU comparison).
     Returns the list of written paths.
     """
     os.makedirs(out, exist_ok=True)
@@ -165,12 +166,13 @@ def write(results, out, *, plots=True, note=""):
     md = ["# splitprec accuracy report\n", note + "\n" if note else "", verdict + "\n",
           "\n## Summary\n\n", _markdown_table(header, rows),
           "".join(f"\n![{name}]({name})\n" for name in images),
+          "".join(f"\n## {title}\n\n```\n{text}\n```\n" for title, text in sections),
           "\n## Every measurement\n\n", _markdown_table(_DETAIL_HEADER, _detail_rows(results))]
     paths = [os.path.join(out, "report.md"), os.path.join(out, "report.html")]
     with open(paths[0], "w") as f:
         f.write("".join(md))
     with open(paths[1], "w") as f:
-        f.write(_html(verdict, note, header, rows, images, _detail_rows(results)))
+        f.write(_html(verdict, note, header, rows, images, _detail_rows(results), sections))
     return paths + [os.path.join(out, name) for name in images]
 
 
@@ -180,7 +182,7 @@ def _html_table(header, rows):
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _html(verdict, note, header, rows, images, details):
+def _html(verdict, note, header, rows, images, details, sections):
     style = ("body{font-family:sans-serif;max-width:70em;margin:auto}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}img{max-width:48%}")
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>splitprec accuracy report"
@@ -188,6 +190,7 @@ def _html(verdict, note, header, rows, images, details):
             f"<p>{html.escape(note)}</p><p><b>{html.escape(verdict)}</b></p><h2>Summary</h2>"
             f"{_html_table(header, rows)}"
             + "".join(f"<img src='{html.escape(i)}' alt='{html.escape(i)}'>" for i in images)
+            + "".join(f"<h2>{html.escape(t)}</h2><pre>{html.escape(x)}</pre>" for t, x in sections)
             + f"<h2>Every measurement</h2>{_html_table(_DETAIL_HEADER, details)}</body></html>")
 
 

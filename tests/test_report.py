@@ -87,3 +87,20 @@ def test_check_flags_nonfinite_pattern_mismatch():
     exact = np.array([[np.nan, 1.0]])
     assert accuracy.measure._ratio(np.array([[1.0, 1.0]]), exact, np.ones((1, 2))) == np.inf
     assert accuracy.measure._ratio(np.array([[np.nan, 1.0]]), exact, np.ones((1, 2))) == 0
+
+
+def test_gpu_vs_cpu_table_compares_engines_per_scheme():
+    from dataclasses import replace
+    results = report.run("quick", ["bf16x9"], ("gemm",), sizes=[16])
+    shifted = [replace(m, engine="gpu", output=m.output * (1 + 2.0 ** -20), normwise=2 * m.normwise)
+               for m in results]
+    text = report.gpu_vs_cpu(results + shifted)
+    scheme, diff, ratio = text.splitlines()[1].split()
+    assert scheme == "bf16x9" and 0 < float(diff) < 2.0 ** -19 and float(ratio) == 2
+
+
+@pytest.mark.gpu
+def test_report_runs_the_gpu_engine_and_compares_it_with_cpu(tmp_path, capsys):
+    status = cli.main(["report", "--quick", "--ops", "gemm", "--out", str(tmp_path), "--no-plots"])
+    out = capsys.readouterr().out
+    assert status == 0 and "GPU vs CPU engine" in out and "gpu " in out
