@@ -23,19 +23,28 @@ with any other prime factor runs Bluestein's chirp-z algorithm: ``X_k = w_k * su
 conj(w)_{k-j}`` with the chirp ``w_j = exp(-pi i j^2 / n)`` (float64, rounded to complex64), the
 convolution done by two power-of-two transforms of length ``m >= 2n - 1`` of this same engine and a
 complex64 product with the chirp's spectrum (computed in float64, divided by ``m``, rounded once).
+
+On the GPU, power-of-two lengths 16..4096 in schemes of tf32 or bf16 parts without scaling run all
+their passes in one kernel, ``kernels/fft_stockham_sm90.cu`` (one read and one write of the data;
+the same passes, blocks, twiddles and split, each product promoted into float32 after every mma
+k-step); other cases run the passes above one by one.
 """
 import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import _gpu
+from . import _gpu, _launch
 from ._backend import namespace
 from ._engine import narrow_matmul
 from .split import split
 
 RADICES = (16, 8, 4, 2)
 ODD_RADICES = (7, 5, 3)
+KERNEL_FILE = "fft_stockham_sm90.cu"
+KERNEL_ELEMENTS = 4096           # complex values per CTA of the kernel (FFT_ELEMENTS)
+KERNEL_THREADS = 256
+_FORMAT_CODE = {"tf32": 0, "bf16": 1}
 
 
 def factorize(n):
@@ -94,6 +103,30 @@ class Plan:
     chirp: object = None       # complex64 (n,): exp(-pi i j^2 / n)
     spectrum: object = None    # complex64 (m,): FFT_m of the conjugate chirp, divided by m
     inner: object = None       # Plan of length m
+    kernel: object = None      # (blocks, twiddles) device arrays of the fused kernel, or None
+
+
+def kernel_supported(n, d):
+    """True when the fused kernel runs a length-``n`` transform in scheme ``d``."""
+    return (n & (n - 1) == 0 and 16 <= n <= KERNEL_ELEMENTS and d.base in _FORMAT_CODE
+            and d.scaling == "none" and d.shift == 0)
+
+
+def kernel_expression(n, d):
+    """The instantiation of ``fft_stockham_sm90`` for length ``n`` in scheme ``d``."""
+    pairs = sum(1 << (3 * i + j) for i, j in d.products)
+    return f"fft_stockham_sm90<{_FORMAT_CODE[d.base]}, {d.terms}, {pairs}u, {n.bit_length() - 1}>"
+
+
+def _kernel_operands(passes, d):
+    """The kernel's DFT-block parts (2, terms, 32, 32) and its concatenated twiddle tables."""
+    blocks = np.zeros((2, d.terms, 32, 32), np.float32)
+    for slot, step in ((0, passes[0]), (1, passes[-1])):
+        for t, term in enumerate(split(dft_block(step.r), d, axis=-2).terms):
+            blocks[slot, t, :2 * step.r, :2 * step.r] = term
+    tables = [np.asarray(step.twiddle).reshape(-1) for step in passes if step.twiddle is not None]
+    twiddles = np.concatenate(tables) if tables else np.zeros(1, np.complex64)
+    return _to_device(blocks, "gpu"), _to_device(twiddles, "gpu")
 
 
 def _to_device(x, device):
@@ -122,7 +155,10 @@ def plan(n, d, device):
     """The plan of a length-``n`` transform in scheme ``d`` on ``device`` ("cpu" or "gpu"), cached."""
     radices = factorize(n)
     if radices is not None:
-        return Plan(n, _stockham_passes(radices, d, device))
+        passes = _stockham_passes(radices, d, device)
+        fused = device == "gpu" and kernel_supported(n, d)
+        return Plan(n, passes, kernel=_kernel_operands(_stockham_passes(radices, d, "cpu"), d) if fused
+                    else None)
     m = 1 << (2 * n - 2).bit_length()
     j = np.arange(n)
     chirp = _unit_roots(j * j, 2 * n)                   # exp(-pi i j^2 / n), j^2 mod 2n exact
@@ -134,9 +170,23 @@ def plan(n, d, device):
                 _to_device(spectrum, device), plan(m, d, device))
 
 
-def _stockham(x, p, d):
+def _fused(x, p, d):
+    """The forward DFT of complex64 ``x`` (batch, n) by one launch of the fused kernel."""
+    import cupy
+    x = cupy.ascontiguousarray(x)
+    y = cupy.empty_like(x)
+    blocks, twiddles = p.kernel
+    grid = (-(-x.size // KERNEL_ELEMENTS), 1, 1)
+    _launch.launch(KERNEL_FILE, kernel_expression(p.n, d), grid, (KERNEL_THREADS, 1, 1),
+                   (x, y, twiddles, blocks, np.int64(x.shape[0])), shared_bytes=2 * KERNEL_ELEMENTS * 8)
+    return y
+
+
+def _stockham(x, p, d, kernel=True):
     """Forward DFT along the last axis of complex64 ``x`` (batch, n) by the passes of ``p``."""
     xp = namespace(x)
+    if kernel and p.kernel is not None:
+        return _fused(x, p, d)
     batch, q = x.shape[0], 1
     y = x.reshape(batch, p.n, 1)
     for step in p.passes:
@@ -153,8 +203,11 @@ def _stockham(x, p, d):
     return y.reshape(batch, p.n)
 
 
-def forward(x, d):
-    """Forward DFT along the last axis of complex64 ``x`` (any leading shape) in scheme ``d``."""
+def forward(x, d, *, kernel=True):
+    """Forward DFT along the last axis of complex64 ``x`` (any leading shape) in scheme ``d``.
+
+    ``kernel=False`` runs the passes one by one on the GPU even where the fused kernel applies.
+    """
     xp = namespace(x)
     n = x.shape[-1]
     lines = x.reshape(-1, n)
@@ -162,12 +215,12 @@ def forward(x, d):
         return xp.empty(x.shape, np.complex64)
     p = plan(n, d, "gpu" if xp is not np else "cpu")
     if p.chirp is None:
-        return _stockham(lines, p, d).reshape(x.shape)
+        return _stockham(lines, p, d, kernel).reshape(x.shape)
     m = p.inner.n
     a = xp.zeros((lines.shape[0], m), np.complex64)
     a[:, :n] = lines * p.chirp
-    spectrum = _stockham(a, p.inner, d) * p.spectrum
-    conv = xp.conj(_stockham(xp.conj(spectrum), p.inner, d))
+    spectrum = _stockham(a, p.inner, d, kernel) * p.spectrum
+    conv = xp.conj(_stockham(xp.conj(spectrum), p.inner, d, kernel))
     return (conv[:, :n] * p.chirp).reshape(x.shape)
 
 
