@@ -351,7 +351,7 @@ def fftconvolve(in1, in2, mode="full", axes=None, *, dtype=None):
     """
     op = "fftconvolve"
     d = _scheme(dtype, op)
-    real = all(getattr(x, "dtype", np.asarray(x).dtype).kind == "f" for x in (in1, in2))
+    real = all((x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype).kind == "f" for x in (in1, in2))
     in1, in2 = (_operand(x, op, real=real, name=name) for x, name in ((in1, "in1"), (in2, "in2")))
     xp = namespace(in1, in2)
     if in1.ndim == in2.ndim == 0:

@@ -1,0 +1,155 @@
+"""FFT benchmark on the GPU: splitprec.fft beside cuFFT (cupy.fft) and cupyx's fftconvolve, same run.
+
+Batched C2C transforms (2**24 complex values per case: N = 2**8 .. 2**24, and non-powers of two),
+R2C, and FFT convolutions, each timed with CUDA events (warm-up, median of ``--reps``) on N(0,1)
+data. Error: normwise against cupy's complex128 FFT (float64 convolution) of the same input. Speed:
+GB/s counts one read of the input and one write of the output. Accuracy is checked first: every
+fp32-class row must be within 2x cuFFT's error (cupyx's for convolutions); a miss is reported and
+the script exits 1 after writing ``benchmarks/results/fft-<date>-<sha>.json``.
+Usage: ``PYTHONPATH=. python3 benchmarks/fft.py [--reps 10] [--out DIR]``.
+"""
+import argparse
+import json
+import pathlib
+import sys
+
+import numpy as np
+import cupy
+import cupyx.scipy.signal
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import splitprec as sp  # noqa: E402
+from accuracy import fft_bound  # noqa: E402
+from splitprec import _fft_engine  # noqa: E402
+from splitprec.dtypes import cheapest  # noqa: E402
+from gemm import header, time_ms  # noqa: E402
+
+DEFAULT = cheapest("fp32").name
+SCHEMES = ["tf32x3", DEFAULT]
+TOTAL = 2 ** 24                       # complex values per C2C case
+C2C = [2 ** e for e in range(8, 25, 2)] + [1000, 1009, 4095, 100000]
+R2C = [2 ** 10, 2 ** 12, 2 ** 16, 2 ** 20, 2 ** 24]
+CONV = [(64, 2 ** 16, 1025, "same"), (1, 2 ** 22, 4097, "full")]   # (batch, n, taps, mode)
+
+
+def check_accuracy():
+    """Per-line error / ``fft_bound(engine="gpu")`` of both GPU engines; the number of lines over 1."""
+    over = 0
+    for n in (256, 4096, 1009):
+        x = (np.random.default_rng(n).standard_normal((4, 2 * n)).astype(np.float32)).view(np.complex64)
+        ref = np.fft.fft(x.astype(np.complex128))
+        for name in SCHEMES:
+            bound = fft_bound(x, name, engine="gpu")
+            for kernel in (True, False):
+                y = _fft_engine.forward(cupy.asarray(x), sp.dtype(name), kernel=kernel).get()
+                ratio = np.linalg.norm(y - ref, axis=-1) / np.linalg.norm(ref, axis=-1) / bound
+                over += int((ratio > 1).sum())
+                print(f"accuracy n={n} {name} kernel={kernel}: max error/bound {ratio.max():.3g}", flush=True)
+    return over
+
+
+def rel_error(y, ref):
+    return float(cupy.linalg.norm(y.astype(ref.dtype) - ref) / cupy.linalg.norm(ref))
+
+
+def record(op, name, engine, n, batch, ms, nbytes, err):
+    return {"op": op, "name": name, "engine": engine, "n": n, "batch": batch, "seconds": ms * 1e-3,
+            "gbps": nbytes / (ms * 1e-3) / 1e9, "rel_error": err}
+
+
+def c2c_case(n, reps):
+    batch = max(1, TOTAL // n)
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((batch, 2 * n)).astype(np.float32).view(np.complex64)
+    x = cupy.asarray(x)
+    ref = cupy.fft.fft(x.astype(np.complex128))
+    nbytes = 2 * x.nbytes
+    rows = [record("fft", "cufft", "cufft", n, batch, time_ms(lambda: cupy.fft.fft(x), reps), nbytes,
+                   rel_error(cupy.fft.fft(x), ref))]
+    for name in SCHEMES:
+        d = sp.dtype(name)
+        engines = [("passes", False)]
+        if _fft_engine.kernel_supported(n, d):
+            engines = [("fused", True), ("passes", False)]
+        elif _fft_engine.factorize(n) is None:
+            engines = [("bluestein", True)]
+        for engine, kernel in engines:
+            run = lambda: _fft_engine.forward(x, d, kernel=kernel)   # noqa: E731
+            ms = time_ms(run, reps)
+            rows.append(record("fft", name, engine, n, batch, ms, nbytes, rel_error(run(), ref)))
+    return rows
+
+
+def r2c_case(n, reps):
+    batch = max(1, TOTAL // n)
+    x = cupy.asarray(np.random.default_rng(n).standard_normal((batch, n)).astype(np.float32))
+    ref = cupy.fft.rfft(x.astype(np.float64))
+    nbytes = x.nbytes + batch * (n // 2 + 1) * 8
+    rows = [record("rfft", "cufft", "cufft", n, batch, time_ms(lambda: cupy.fft.rfft(x), reps), nbytes,
+                   rel_error(cupy.fft.rfft(x), ref))]
+    run = lambda: sp.fft.rfft(x)   # noqa: E731
+    rows.append(record("rfft", DEFAULT, "public", n, batch, time_ms(run, reps), nbytes,
+                       rel_error(run(), ref)))
+    return rows
+
+
+def conv_case(batch, n, taps, mode, reps):
+    rng = np.random.default_rng(taps)
+    a = cupy.asarray(rng.standard_normal((batch, n)).astype(np.float32))
+    b = cupy.asarray(rng.standard_normal((1, taps)).astype(np.float32))
+    ref = cupyx.scipy.signal.fftconvolve(a.astype(np.float64), b.astype(np.float64), mode, axes=-1)
+    nbytes = a.nbytes + b.nbytes + ref.size * 4
+    anchor = lambda: cupyx.scipy.signal.fftconvolve(a, b, mode, axes=-1)   # noqa: E731
+    ours = lambda: sp.fft.fftconvolve(a, b, mode, axes=-1)   # noqa: E731
+    return [record("fftconvolve", "cupyx_fftconvolve", "cufft", n, batch, time_ms(anchor, reps), nbytes,
+                   rel_error(anchor(), ref)),
+            record("fftconvolve", DEFAULT, "public", n, batch, time_ms(ours, reps), nbytes,
+                   rel_error(ours(), ref))]
+
+
+def misses(results):
+    """fp32-class rows whose error exceeds 2x the anchor's (cuFFT / cupyx) of the same case."""
+    anchor = {(r["op"], r["n"]): r["rel_error"] for r in results if r["engine"] == "cufft"}
+    return [r for r in results if r["engine"] != "cufft" and sp.dtype(r["name"]).fp32_class
+            and r["rel_error"] > 2 * anchor[(r["op"], r["n"])]]
+
+
+def table(results):
+    """Markdown table: every row with time, GB/s, speed relative to the anchor, error."""
+    anchor = {(r["op"], r["n"]): r["seconds"] for r in results if r["engine"] == "cufft"}
+    lines = ["| op | N x batch | name (engine) | time µs | GB/s | x cuFFT | rel. error |",
+             "|---|---|---|---|---|---|---|"]
+    for r in results:
+        lines.append(f"| {r['op']} | {r['n']} x {r['batch']} | {r['name']} ({r['engine']}) | "
+                     f"{r['seconds'] * 1e6:.0f} | {r['gbps']:.0f} | "
+                     f"{anchor[(r['op'], r['n'])] / r['seconds']:.2f} | {r['rel_error']:.1e} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--out", default=str(pathlib.Path(__file__).parent / "results"))
+    args = parser.parse_args(argv)
+    over = check_accuracy()
+    head, results = header(), []
+    for n in C2C:
+        results += c2c_case(n, args.reps)
+        print(f"fft n={n} done", flush=True)
+    for n in R2C:
+        results += r2c_case(n, args.reps)
+    for case in CONV:
+        results += conv_case(*case, args.reps)
+    out = pathlib.Path(args.out) / f"fft-{head['date'][:10]}-{head['git_sha']}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({**head, "results": results}, indent=1))
+    print(f"wrote {out}")
+    bad = misses(results)
+    for r in bad:
+        print(f"ACCURACY MISS: {r['op']} {r['name']} ({r['engine']}) n={r['n']}: {r['rel_error']:.3g}")
+    print(table(results))
+    return 1 if bad or over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
