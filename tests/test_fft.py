@@ -1,6 +1,8 @@
 """Tests of splitprec.fft: numpy.fft compatibility, accuracy against complex128 references, errors."""
 import numpy as np
 import pytest
+import scipy.fft as scipy_fft            # single-precision pocketfft: the float32 FFT on the CPU
+import scipy.signal as scipy_signal
 from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -9,8 +11,6 @@ import splitprec as sp
 from splitprec import _fft_engine
 from splitprec.dtypes import cheapest
 
-scipy_fft = pytest.importorskip("scipy.fft")
-scipy_signal = pytest.importorskip("scipy.signal")
 
 FP32_CLASS = [name for name in sp.dtypes() if sp.dtype(name).fp32_class]
 ALL_DTYPES = sp.dtypes()
