@@ -79,7 +79,9 @@ def _accumulation(d, k, engine, k_block):
                        for p, q in d.products)
         return g, absolute * (1 + gamma(n - 1))
     blocks = -(-k // k_block)
-    g = (1 + gamma(n * min(k, k_block), U_TRUNCATE)) * (1 + gamma(n * (blocks + 1))) - 1
+    # 2 truncations per product and k: an mma of q products aligns q + 1 addends to the largest
+    # and drops its low bits, up to (q + 1) * 2**-23 of that addend (docs/bounds.md, section 5).
+    g = (1 + gamma(2 * n * min(k, k_block), U_TRUNCATE)) * (1 + gamma(n * (blocks + 1))) - 1
     return g, 4 * (2 * n * k + n * (blocks + 1)) * 2 * ETA32
 
 
