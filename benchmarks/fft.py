@@ -130,7 +130,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--out", default=str(pathlib.Path(__file__).parent / "results"))
+    parser.add_argument("--no-fused", action="store_true", help="never launch the fused FFT kernel")
     args = parser.parse_args(argv)
+    if args.no_fused:
+        _fft_engine.kernel_supported = lambda n, d: False
     over = check_accuracy()
     head, results = header(), []
     for n in C2C:
