@@ -160,7 +160,8 @@ def matmul(a, b, /, out=None, *, dtype=None, precision=None):
 
     Returns
     -------
-    float32 array of the same kind (numpy or cupy) as the inputs.
+    float32 array of the same kind (numpy or cupy) as the inputs; a SplitArray (or its scalar,
+    for 1-D operands) when either input is one.
 
     Raises
     ------
@@ -181,4 +182,8 @@ def matmul(a, b, /, out=None, *, dtype=None, precision=None):
     array([[1., 2.],
            [3., 4.]], dtype=float32)
     """
+    for x in (a, b):
+        split_array_matmul = getattr(type(x), "__splitprec_matmul__", None)
+        if split_array_matmul is not None:
+            return split_array_matmul(a, b, out=out, dtype=dtype, precision=precision)
     return _raw_matmul(a, b, out=out, dtype=dtype, precision=precision, op="matmul")
