@@ -1,11 +1,12 @@
-"""GEMM benchmark on the GPU: every scheme (RawKernel and cuBLAS-composed engines) beside the anchors.
+"""GEMM benchmark on the GPU: every scheme (wgmma, mma.sync and cuBLAS-composed engines) beside anchors.
 
 Checks accuracy first (every scheme within ``accuracy.bounds.gemm_bound(..., engine="gpu")`` of the
 exact product), then times each case with CUDA events (warm-up, median of ``--reps``) on N(0,1)
 data, measures the normwise error against a float64 product, and writes
 ``benchmarks/results/gemm-<date>-<sha>.json``. TFLOP/s = 2*m*n*k*batch / time. Anchors: cuBLAS
 SGEMM / TF32 / BF16 / DGEMM (cupy's cuBLAS bindings) and XLA's DotAlgorithmPreset X3/X6/X9 when
-jax imports. Usage: ``PYTHONPATH=. python3 benchmarks/gemm.py [--quick] [--out DIR]``.
+jax imports. Rows: ``<scheme>`` is the public ``sp.matmul`` (engine "auto": wgmma on the H200),
+``<scheme>_sm80`` the mma.sync kernel and ``<scheme>_cublas`` the cuBLAS-composed baseline. Usage: ``PYTHONPATH=. python3 benchmarks/gemm.py [--quick] [--out DIR]``.
 """
 import argparse
 import datetime
@@ -45,7 +46,7 @@ def check_accuracy():
     exact = exact_matmul(a, b)
     for name in SCHEMES:
         bound = gemm_bound(a, b, name, engine="gpu")
-        for engine in ("rawkernel", "cublas"):
+        for engine in ("sm90", "sm80", "cublas"):
             c = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype(name), engine=engine))
             ratio = float((np.abs(c - exact) / bound).max())
             assert ratio <= 1, f"{name} ({engine}) exceeds its GPU bound: max error/bound = {ratio!r}"
@@ -137,7 +138,7 @@ def best_tiles(reps):
     a, b = (cupy.random.standard_normal((8192, 8192), dtype=np.float32) for _ in range(2))
     chosen = {}
     for name in SCHEMES:
-        times = {t: time_ms(lambda: _gpu.matmul(a, b, sp.dtype(name), tile=t), reps)
+        times = {t: time_ms(lambda: _gpu.matmul(a, b, sp.dtype(name), engine="sm80", tile=t), reps)
                  for t in CANDIDATE_TILES if _gpu.fits(sp.dtype(name), t)}
         chosen[name] = min(times, key=times.get)
         print(f"tiles {name}: " + ", ".join(f"{t.mt}/{t.warps_m}x{t.warps_n}x{t.stages} {ms:.2f} ms"
@@ -156,6 +157,8 @@ def run_case(m, n, k, batch, reps, tiles, with_xla):
         d = sp.dtype(name)
         _gpu.TILES[name] = tiles.get(name, _gpu.DEFAULT_TILE)
         rows.append((name, time_ms(lambda: sp.matmul(a, b, dtype=d), reps), rel_error(sp.matmul(a, b, dtype=d), ref)))
+        sm80 = lambda: _gpu.matmul(a, b, d, engine="sm80")   # noqa: E731
+        rows.append((f"{name}_sm80", time_ms(sm80, reps), rel_error(sm80(), ref)))
         if flops <= COMPOSED_MAX_WORK and batch == 1:
             composed = lambda: _gpu.matmul(a, b, d, engine="cublas")   # noqa: E731
             rows.append((f"{name}_cublas", time_ms(composed, max(3, reps // 3)), rel_error(composed(), ref)))

@@ -5,8 +5,10 @@ each narrow product's tensor-core accumulation spans k-blocks of at most 256, ev
 sum is promoted into float32 with round-to-nearest adds, and the small products (i + j > 0) share
 one accumulator kept apart from hi*hi and added before it (Ootomo & Yokota, arXiv 2203.03341).
 
-- ``"rawkernel"``: ``kernels/gemm_split_sm80.cu`` (mma.sync, cp.async pipeline), promoting every
+- ``"sm90"``: ``kernels/gemm_split_sm90.cu`` (wgmma from shared memory, Hopper), and ``"sm80"``:
+  ``kernels/gemm_split_sm80.cu`` (mma.sync); both with a cp.async pipeline, promoting every
   128-byte k-block (64 bf16/fp16 or 32 tf32 values of k), one launch for all products.
+  ``"auto"`` takes sm90 on compute capability 9.0, sm80 elsewhere.
 - ``"cublas"``: cuBLAS GEMMs with float32 output over k-chunks whose stacked K is at most 256,
   ``beta = 1`` so each chunk is added with a round-to-nearest float32 add. A baseline.
 
@@ -20,6 +22,8 @@ import numpy as np
 
 SPLIT_FILE = "split_terms_sm80.cu"
 GEMM_FILE = "gemm_split_sm80.cu"
+GEMM90_FILE = "gemm_split_sm90.cu"
+ENGINES = ("auto", "sm90", "sm80", "cublas")
 _FORMAT_CODE = {"tf32": 0, "bf16": 1, "fp16": 2}
 _ELEMENT_BYTES = {"tf32": 4, "bf16": 2, "fp16": 2}
 _BLOCK_BYTES = 128         # k-block of the kernel: 8 chunks of 16 bytes
@@ -92,12 +96,22 @@ def gemm_expression(d, tile=DEFAULT_TILE):
             f"{tile.mt}, {tile.warps_m}, {tile.warps_n}, {tile.stages}>")
 
 
+def _sm90_stages(d):
+    return {1: 4, 2: 3, 3: 2}[d.terms]      # (terms * 32 KiB) per stage, at most 192 KiB in all
+
+
+def gemm90_expression(d):
+    return (f"gemm_split_sm90<{_FORMAT_CODE[d.base]}, {d.terms}, {_pairs_mask(d)}u, {_small_shift(d)}, "
+            f"{_sm90_stages(d)}>")
+
+
 def instantiations():
     """Every kernel instantiation the engine launches (each scheme with its tile), ``{file: [names]}``."""
     from .dtypes import dtype, dtypes
     schemes = [dtype(name) for name in dtypes() if dtype(name).base in _FORMAT_CODE]
     return {SPLIT_FILE: sorted({split_expression(d, transpose=t) for d in schemes for t in (False, True)}),
-            GEMM_FILE: sorted({gemm_expression(d, TILES.get(d.name, DEFAULT_TILE)) for d in schemes})}
+            GEMM_FILE: sorted({gemm_expression(d, TILES.get(d.name, DEFAULT_TILE)) for d in schemes}),
+            GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes})}
 
 
 def padded_k(k, d, multiple_bytes=_BLOCK_BYTES):
@@ -169,8 +183,9 @@ def _shared_bytes(d, tile):
     return tile.stages * d.terms * rows * 9 * 16        # (stages, terms, BM + BN, 9 chunks of 16 B)
 
 
-def _gemm_rawkernel(pa, pb, c, d, tile):
-    """``c`` (batch, m, n) = the scheme's product of split operands, by ``gemm_split_sm80``."""
+def _gemm_rawkernel(pa, pb, c, d, tile, *, wgmma):
+    """``c`` (batch, m, n) = the scheme's product of split operands, by ``gemm_split_sm90`` (wgmma)
+    or ``gemm_split_sm80`` (mma.sync)."""
     from ._launch import launch
     batch, m, n = c.shape
     k_chunks = pa.parts.shape[-1] * _ELEMENT_BYTES[d.base] // 16
@@ -181,7 +196,12 @@ def _gemm_rawkernel(pa, pb, c, d, tile):
         strides += [op.parts[0].size * item, 0 if shared else op.parts[0, 0].size * item]
     exp_strides = [0 if op.exponent is None or op.exponent.shape[0] == 1 else op.exponent.shape[1]
                    for op in (pa, pb)]
-    grid = (-(-n // (32 * tile.warps_n)), -(-m // tile.block_m))
+    if wgmma:
+        expression, grid, threads = gemm90_expression(d), (-(-n // 128), -(-m // 128)), 256
+        shared = _sm90_stages(d) * d.terms * 256 * 128      # (stages, terms, 256 rows, 128 bytes)
+    else:
+        expression, threads, shared = gemm_expression(d, tile), tile.threads, _shared_bytes(d, tile)
+        grid = (-(-n // (32 * tile.warps_n)), -(-m // tile.block_m))
     for z0 in range(0, batch, _MAX_GRID_Z):
         z1 = min(batch, z0 + _MAX_GRID_Z)
         sl = [slice(z0, z1) if s else slice(None) for s in strides[1::2]]
@@ -191,8 +211,8 @@ def _gemm_rawkernel(pa, pb, c, d, tile):
                 None if pb.exponent is None else pb.exponent[es[1]],
                 np.int32(m), np.int32(n), np.int32(k_chunks),
                 *(np.int64(s) for s in strides), *(np.int32(s) for s in exp_strides))
-        launch(GEMM_FILE, gemm_expression(d, tile), grid + (z1 - z0,), (tile.threads, 1, 1), args,
-               shared_bytes=_shared_bytes(d, tile))
+        launch(GEMM90_FILE if wgmma else GEMM_FILE, expression, grid + (z1 - z0,), (threads, 1, 1), args,
+               shared_bytes=shared)
     return c
 
 
@@ -265,7 +285,7 @@ def _gemm_cublas(pa, pb, c, d):
     return c
 
 
-def matmul(a, b, d, *, engine="rawkernel", tile=None):
+def matmul(a, b, d, *, engine="auto", tile=None):
     """``a @ b`` (cupy float32, finite, ndim >= 2, batch dimensions broadcast) in scheme ``d``.
 
     Accuracy: ``accuracy.gemm_bound(a, b, d, engine="gpu")``, checked by
@@ -277,17 +297,18 @@ def matmul(a, b, d, *, engine="rawkernel", tile=None):
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     if batch == 0 or m == 0 or n == 0 or k == 0:
         return cupy.zeros(batch_shape + (m, n), np.float32)
-    pad = padded_k(k, d) if engine == "rawkernel" else \
-        padded_k(k, d, _cublas_chunk(d) * _ELEMENT_BYTES[d.base])
+    if engine not in ENGINES:
+        raise ValueError(f"matmul: unknown GPU engine {engine!r}; expected one of {ENGINES}")
+    if engine == "auto":
+        engine = "sm90" if cupy.cuda.Device().compute_capability == "90" else "sm80"
+    pad = padded_k(k, d, _cublas_chunk(d) * _ELEMENT_BYTES[d.base]) if engine == "cublas" else padded_k(k, d)
     pa = split_operand(_flatten(a, batch_shape, batch), d, transpose=False, pad=pad)
     pb = split_operand(_flatten(b, batch_shape, batch), d, transpose=True, pad=pad)
     c = cupy.empty((batch, m, n), np.float32)
-    if engine == "rawkernel":
-        _gemm_rawkernel(pa, pb, c, d, tile or TILES.get(d.name, DEFAULT_TILE))
-    elif engine == "cublas":
+    if engine == "cublas":
         _gemm_cublas(pa, pb, c, d)
     else:
-        raise ValueError(f"matmul: unknown GPU engine {engine!r}; expected 'rawkernel' or 'cublas'")
+        _gemm_rawkernel(pa, pb, c, d, tile or TILES.get(d.name, DEFAULT_TILE), wgmma=engine == "sm90")
     if pa.exponent is not None and engine == "cublas":
         c = cupy.ldexp(c, pa.exponent[:, :, None] + pb.exponent[:, None, :]).astype(np.float32)
     return c.reshape(batch_shape + (m, n))

@@ -18,7 +18,7 @@ from splitprec import _gpu, _launch
 from splitprec.split import split
 
 ALL_DTYPES = sp.dtypes()
-ENGINES = ("rawkernel", "cublas")
+ENGINES = ("sm90", "sm80", "cublas")
 rng = np.random.default_rng(5)
 
 
@@ -44,8 +44,9 @@ def _nvrtc_compile(filename, expressions, arch):
     return result, log.decode(errors="replace")
 
 
-@pytest.mark.parametrize("arch", ["90", "80"])
-@pytest.mark.parametrize("filename", [_gpu.SPLIT_FILE, _gpu.GEMM_FILE])
+@pytest.mark.parametrize("filename, arch", [
+    (_gpu.SPLIT_FILE, "90"), (_gpu.SPLIT_FILE, "80"), (_gpu.GEMM_FILE, "90"), (_gpu.GEMM_FILE, "80"),
+    (_gpu.GEMM90_FILE, "90")])          # wgmma exists on sm_90a only
 def test_every_kernel_instantiation_compiles_with_nvrtc(filename, arch):
     from cuda.bindings import nvrtc     # the test extra installs it: a missing wheel fails here
     expressions = _gpu.instantiations()[filename]
@@ -54,9 +55,17 @@ def test_every_kernel_instantiation_compiles_with_nvrtc(filename, arch):
 
 
 def test_instantiations_cover_every_scheme():
-    listed = " ".join(_gpu.instantiations()[_gpu.GEMM_FILE])
+    listed = _gpu.instantiations()
     for name in ALL_DTYPES:
-        assert _gpu.gemm_expression(sp.dtype(name), _gpu.TILES.get(name, _gpu.DEFAULT_TILE)) in listed
+        d = sp.dtype(name)
+        assert _gpu.gemm_expression(d, _gpu.TILES.get(name, _gpu.DEFAULT_TILE)) in listed[_gpu.GEMM_FILE]
+        assert _gpu.gemm90_expression(d) in listed[_gpu.GEMM90_FILE]
+
+
+def _skip_without(engine):
+    import cupy
+    if engine == "sm90" and cupy.cuda.Device().compute_capability != "90":
+        pytest.skip("gemm_split_sm90 needs compute capability 9.0")
 
 
 def _within_gpu_bound(c, a, b, name):
@@ -77,6 +86,7 @@ def _within_gpu_bound(c, a, b, name):
 @pytest.mark.parametrize("m, k, n", [(67, 300, 45), (128, 64, 64), (1, 1000, 3), (130, 33, 70)])
 def test_gpu_matmul_error_within_bound(m, k, n, name, engine):
     import cupy
+    _skip_without(engine)
     a, b = randn(m, k), randn(k, n)
     c = _gpu.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype(name), engine=engine)
     _within_gpu_bound(cupy.asnumpy(c), a, b, name)
@@ -150,6 +160,7 @@ def test_gpu_matmul_nonfinite_like_cpu(name):
     ((66000, 2, 3), (66000, 3, 2))])
 def test_gpu_matmul_batched_shapes_within_bound(shape_a, shape_b, name, engine):
     import cupy
+    _skip_without(engine)
     a, b = randn(*shape_a), randn(*shape_b)
     a2 = a[None, :] if a.ndim == 1 else a
     c = _gpu.matmul(cupy.asarray(a2), cupy.asarray(b), sp.dtype(name), engine=engine)
