@@ -45,6 +45,7 @@ KERNEL_FILE = "fft_stockham_sm90.cu"
 KERNEL_ELEMENTS = 4096           # complex values per CTA of the kernel (FFT_ELEMENTS)
 KERNEL_THREADS = 256
 _FORMAT_CODE = {"tf32": 0, "bf16": 1}
+GPU_ROWS = 1 << 20               # rows per GEMM-engine call (its split kernel's grid limit is 65535 * 32)
 
 
 def factorize(n):
@@ -182,6 +183,17 @@ def _fused(x, p, d):
     return y
 
 
+def _gpu_block_product(rows, block, d):
+    """``rows @ block`` by the GPU GEMM engine, in chunks of rows its launch grid can hold."""
+    import cupy
+    if rows.shape[0] <= GPU_ROWS:
+        return _gpu.matmul(rows, block, d)
+    out = cupy.empty((rows.shape[0], block.shape[1]), np.float32)
+    for first in range(0, rows.shape[0], GPU_ROWS):
+        out[first:first + GPU_ROWS] = _gpu.matmul(rows[first:first + GPU_ROWS], block, d)
+    return out
+
+
 def _stockham(x, p, d, kernel=True):
     """Forward DFT along the last axis of complex64 ``x`` (batch, n) by the passes of ``p``."""
     xp = namespace(x)
@@ -194,7 +206,7 @@ def _stockham(x, p, d, kernel=True):
         rows = xp.ascontiguousarray(y.reshape(batch, r, m, q).transpose(0, 2, 3, 1))
         rows = rows.view(np.float32).reshape(-1, 2 * r)
         z = narrow_matmul(split(rows, d, axis=-1), step.block, d) if xp is np else \
-            _gpu.matmul(rows, step.block, d)
+            _gpu_block_product(rows, step.block, d)
         z = z.view(np.complex64).reshape(batch, m, q, r)
         if step.twiddle is not None:
             z = z * step.twiddle
