@@ -16,10 +16,13 @@ last. With ``u = 2**-24``, ``h = ceil(log2 n)`` and ``g(k) = k*u / (1 - k*u)``, 
 
 Ogita, Rump & Oishi's bound for Sum2 (SIAM J. Sci. Comput. 26(6), 2005, Prop. 4.5) with the
 tree's depth in place of ``n``: the result is within one rounding of the exact sum unless the sum
-cancels by a factor near ``1/(h**2 u)``. The operations are the same on cpu and gpu, so are the
-results, bit for bit. ``mean`` divides that sum by ``n`` in float64 and rounds once.
-``np.linalg.norm`` (2-norm and Frobenius) scales by a power of two (exact), squares in float32
-and sums as above: relative error <= 2u + O(u**2). ``max min argmax argmin`` are exact (numpy's).
+cancels by a factor near ``1/(h**2 u)`` (checked by
+``tests/test_array.py::test_sum_within_the_compensated_bound``). The operations are the same on
+cpu and gpu, so are the results, bit for bit (``tests/test_array_gpu.py``). ``mean`` divides that
+sum by ``n`` in float64 and rounds once. ``np.linalg.norm`` (2-norm and Frobenius) scales by a
+power of two (exact), squares in float32 and sums as above: relative error <= 2u + O(u**2)
+(``tests/test_array.py::test_norm_within_two_units_of_roundoff``). ``max min argmax argmin`` are
+numpy's (exact).
 """
 import math
 import string
