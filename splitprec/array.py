@@ -151,7 +151,8 @@ class SplitArray(NDArrayOperatorsMixin):
 
     @property
     def terms(self):
-        """The parts of ``split(value, dtype)`` with one scale for the whole array (cached)."""
+        """The parts (hi, mid, lo) of ``split(value, dtype)``, cached; for ``pow2`` schemes they
+        are scaled by one power of two for the whole array."""
         return self._parts(self._dtype, None).terms
 
     def _parts(self, d, axis):
