@@ -114,7 +114,6 @@ class SplitArray(NDArrayOperatorsMixin):
     """
 
     __slots__ = ("_value", "_dtype", "_storage", "_source", "_cache")
-    __array_priority__ = 200      # cupy's binary operators defer to SplitArray's reflected ones
 
     def __init__(self, x, dtype=None, *, device=None):
         src = asarray(x, dtype, device=device)

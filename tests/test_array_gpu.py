@@ -81,7 +81,7 @@ def test_operators_scalars_comparisons_and_transcendentals_stay_on_gpu():
     with np.errstate(all="ignore"):
         assert_same(a * 0.1 + 1, x * 0.1 + 1)               # weak scalars, as numpy's
         assert_same(2 - a, 2 - x)
-        assert_same(cupy.asarray(x) - a, x - x)               # cupy operand on the left
+        assert_same(cupy.asarray(x) - a, x - x)     # cupy on the left computes it (through CAI)
         assert_same(a ** 2, x ** 2)
         assert_same(a < 0.5, x < 0.5)
         assert_same(np.isnan(a), np.isnan(x))
