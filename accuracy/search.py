@@ -125,6 +125,15 @@ PINNED_GEMM = {
                             np.ones((8, 3), np.float32)),
     "tiny_times_tiny": (cases.near_min_normal(np.random.default_rng(9), (3, 8)),
                         cases.near_min_normal(np.random.default_rng(10), (8, 3))),
+    # Found by the search (error/bound > 0.9): a float32-subnormal result after the pow2 unscale,
+    # and float32-subnormal inputs whose tf32 parts round by the full underflow error.
+    "subnormal_result_pow2": (
+        np.float32([[-6.8039457e-37], [-6.9580747e-37], [7.4738354e-38], [-1.2987132e-38],
+                    [-2.216731e-39]]),
+        np.float32([[2.7364035e-06, 1.2046658e-06, 3.7653372e-06, -3.59153e-05, -995072.0]])),
+    "tf32_subnormal_inputs": (
+        np.float32([[7.323437e-39], [-9.74134e-39], [-7.536312e-39]]),
+        np.float32([[-0.00072288513, 0.0001540184, 4741.3125, 27712.0, 13.894409]])),
     "row_span_60bits": (cases.row_span(np.random.default_rng(11), (3, 16), 60),
                         cases.normal(np.random.default_rng(12), (16, 3))),
 }
