@@ -8,7 +8,7 @@ one accumulator kept apart from hi*hi and added before it (Ootomo & Yokota, arXi
 - ``"sm90"``: ``kernels/gemm_split_sm90.cu`` (wgmma from shared memory, Hopper), and ``"sm80"``:
   ``kernels/gemm_split_sm80.cu`` (mma.sync); both with a cp.async pipeline, promoting every
   128-byte k-block (64 bf16/fp16 or 32 tf32 values of k), one launch for all products.
-  ``"auto"`` takes sm90 on compute capability 9.0, sm80 elsewhere.
+  ``"auto"`` takes sm90 for multi-part schemes on compute capability 9.0, sm80 otherwise.
 - ``"cublas"``: cuBLAS GEMMs with float32 output over k-chunks whose stacked K is at most 256,
   ``beta = 1`` so each chunk is added with a round-to-nearest float32 add. A baseline.
 
@@ -59,8 +59,8 @@ TILES = {"bf16": Tile(2, 4, 2, 3), "bf16x3": Tile(4, 2, 4, 3), "bf16x6": Tile(4,
 # Measured on the H200, n = 8192, N(0,1) inputs: (GEMM TFLOP/s counted as 2*m*n*k, normwise error
 # vs float64), from benchmarks/results/gemm-<date>-<sha>.json (see docs/kernels.md). precision="fp32"
 # on the GPU takes the fastest fp32-class scheme of this table.
-MEASURED = {"tf32x3": (31.47, 4.26e-07), "bf16x6": (39.45, 2.96e-07), "bf16x9": (32.98, 2.95e-07)}
-MEASURED_SOURCE = "benchmarks/results/gemm-2026-11-30-acde56d.json"   # cuBLAS SGEMM: 48.72, 1.62e-06
+MEASURED = {"tf32x3": (33.49, 4.26e-07), "bf16x6": (42.65, 2.95e-07), "bf16x9": (37.83, 2.95e-07)}
+MEASURED_SOURCE = "benchmarks/results/gemm-2026-11-30-b950805.json"   # cuBLAS SGEMM: 49.1, 1.62e-06
 
 
 def fastest(precision):
@@ -299,8 +299,8 @@ def matmul(a, b, d, *, engine="auto", tile=None):
         return cupy.zeros(batch_shape + (m, n), np.float32)
     if engine not in ENGINES:
         raise ValueError(f"matmul: unknown GPU engine {engine!r}; expected one of {ENGINES}")
-    if engine == "auto":
-        engine = "sm90" if cupy.cuda.Device().compute_capability == "90" else "sm80"
+    if engine == "auto":    # measured at n = 8192 (benchmarks/gemm_profile.py): wgmma wins with 2-3 parts
+        engine = "sm90" if cupy.cuda.Device().compute_capability == "90" and d.terms > 1 else "sm80"
     pad = padded_k(k, d, _cublas_chunk(d) * _ELEMENT_BYTES[d.base]) if engine == "cublas" else padded_k(k, d)
     pa = split_operand(_flatten(a, batch_shape, batch), d, transpose=False, pad=pad)
     pb = split_operand(_flatten(b, batch_shape, batch), d, transpose=True, pad=pad)
