@@ -44,7 +44,8 @@ def views(draw, max_dims=3):
     base = draw(hnp.arrays(np.float32, shape, elements=float32s))
     key = tuple(slice(None, None, draw(STEPS)) for _ in shape)
     name = draw(st.sampled_from(ALL_DTYPES))
-    return base[key], sp.asarray(base, dtype=name)[key]
+    array = sp.asarray(base, dtype=name)
+    return base[key], array[key] if shape else array        # a[()] would be a numpy scalar
 
 
 def counting(monkeypatch):
