@@ -18,6 +18,23 @@ ETA32 = 2.0 ** -150                 # half the float32 subnormal spacing
 ENGINES = ("cpu", "gpu")
 
 
+def schemes():
+    """Registered schemes this module bounds: float32 targets split into floating-point parts."""
+    return [name for name in splitprec.dtypes() if _supported(splitprec.dtype(name))]
+
+
+def _supported(d):
+    return d.target == "float32" and getattr(d.format, "p", None) is not None
+
+
+def _scheme(dtype, op):
+    d = splitprec.dtype(dtype)
+    if not _supported(d):
+        raise ValueError(f"{op}: no bound is derived for scheme {d.name!r} (target {d.target}); "
+                         f"bounded schemes: {', '.join(map(repr, schemes()))}")
+    return d
+
+
 def gamma(n, u=U32):
     """Higham's ``gamma_n = n*u / (1 - n*u)`` (Accuracy and Stability, §3.1); inf once ``n*u >= 1``."""
     return n * u / (1 - n * u) if n * u < 1 else math.inf
@@ -133,7 +150,7 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=256):
     True
     """
     op = "gemm_bound"
-    d = splitprec.dtype(dtype)
+    d = _scheme(dtype, op)
     if engine not in ENGINES:
         raise ValueError(f"{op}: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")
     if not isinstance(k_block, int) or k_block < 1:
@@ -291,7 +308,7 @@ def fft_bound(x, dtype, engine="cpu", *, k_block=256):
     >>> bool(fft_bound(np.ones(64, np.complex64), "bf16x9") < 1e-4)    # radix 16, then 4
     True
     """
-    d = splitprec.dtype(dtype)
+    d = _scheme(dtype, "fft_bound")
     if engine not in ENGINES:
         raise ValueError(f"fft_bound: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")
     x = np.asarray(x)

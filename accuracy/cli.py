@@ -30,7 +30,7 @@ def _parser():
     rep.add_argument("--quick", action="store_true", help="small suite (< 60 s on 2 CPU cores)")
     rep.add_argument("--thorough", action="store_true", help="the CI suite instead of the full one")
     rep.add_argument("--schemes", type=_csv("scheme"), default=None,
-                     help="comma-separated scheme names (default: all of splitprec.dtypes())")
+                     help="comma-separated scheme names (default: every bounded scheme)")
     rep.add_argument("--ops", type=_csv("op"), default=["gemm", "fft"], help="gemm,fft (default both)")
     rep.add_argument("--sizes", type=_csv("size"), default=None,
                      help="comma-separated k (GEMM) / N (FFT) values to run")

@@ -12,7 +12,7 @@ import numpy as np
 
 import splitprec
 
-from .bounds import fft_bound, gemm_bound
+from .bounds import fft_bound, gemm_bound, schemes as bounded_schemes
 from .reference import exact_dft, exact_matmul
 
 
@@ -137,7 +137,8 @@ def check(a, b, schemes=None, *, engine="cpu"):
     a, b : array_like, float32, ndim >= 2
         The operands, as they would be passed to ``splitprec.matmul``.
     schemes : iterable of str, optional
-        Scheme names; all registered schemes (``splitprec.dtypes()``) by default.
+        Scheme names; by default every registered scheme that has a bound
+        (``accuracy.bounds.schemes()``: the float32-target schemes of ``splitprec.dtypes()``).
     engine : {"cpu", "gpu"}, keyword-only
 
     Returns
@@ -160,7 +161,7 @@ def check(a, b, schemes=None, *, engine="cpu"):
     """
     a = np.asarray(a)
     b = np.asarray(b)
-    names = splitprec.dtypes() if schemes is None else [splitprec.dtype(s).name for s in schemes]
+    names = bounded_schemes() if schemes is None else [splitprec.dtype(s).name for s in schemes]
     exact = exact_matmul(a, b)
     with np.errstate(all="ignore"):
         native = _normwise(np.matmul(a, b).astype(np.float64), exact)

@@ -14,6 +14,7 @@ import numpy as np
 import splitprec
 
 from . import cases as case_registry
+from .bounds import schemes as bounded_schemes
 from .measure import _normwise, measure_fft, measure_gemm
 from .reference import exact_dft, exact_matmul
 
@@ -78,7 +79,7 @@ def run(level="quick", schemes=None, ops=("gemm", "fft"), sizes=None, engines=("
 
     ``progress(done, total, label)`` is called after each measurement when given.
     """
-    schemes = splitprec.dtypes() if schemes is None else [splitprec.dtype(s).name for s in schemes]
+    schemes = bounded_schemes() if schemes is None else [splitprec.dtype(s).name for s in schemes]
     chosen = select(level, ops, sizes)
     total = len(chosen) * len(schemes) * len(engines)
     results = []

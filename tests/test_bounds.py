@@ -6,9 +6,9 @@ import pytest
 
 import splitprec
 from accuracy import cases, exact_matmul, fft_bound, gemm_bound
-from accuracy.bounds import U32, fft_radices, gamma
+from accuracy.bounds import U32, fft_radices, gamma, schemes
 
-SCHEMES = splitprec.dtypes()
+SCHEMES = schemes()  # every registered scheme with a derived bound
 
 
 def test_gamma_is_highams_definition():
@@ -146,3 +146,8 @@ def test_exact_reference_error_is_negligible_against_every_bound():
     c = np.abs(exact_matmul(a, b))
     for scheme in SCHEMES:
         assert np.all(2.0 ** -53 * c < 2.0 ** -26 * gemm_bound(a, b, scheme))
+
+
+def test_every_float32_scheme_of_the_registry_is_bounded():
+    expected = [n for n in splitprec.dtypes() if splitprec.dtype(n).target == "float32"]
+    assert schemes() == expected and len(expected) >= 8

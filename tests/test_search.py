@@ -4,11 +4,11 @@ import pytest
 from hypothesis import example, given, target
 from hypothesis import strategies as st
 
-import splitprec
 from accuracy import cases, exact_dft, exact_matmul, search
+from accuracy.bounds import schemes
 from accuracy.measure import measure_fft, measure_gemm
 
-SCHEMES = splitprec.dtypes()
+SCHEMES = schemes()  # every registered scheme with a derived bound
 PINNED = search.PINNED_GEMM
 
 
