@@ -12,17 +12,20 @@ constexpr int CHUNK = 16;          // bytes per chunk: 8 bf16/fp16 or 4 tf32 val
 constexpr int BLOCK_CHUNKS = 8;    // chunks of k per pipeline stage = one k-block (4 k-steps of 32 bytes)
 constexpr int BM = 128, BN = 128;  // block tile; warpgroup w owns rows 64w .. 64w + 63, all 128 columns
 constexpr int THREADS = 256;       // two warpgroups
-// Shared layout of one part's tile: (rows / 8, BLOCK_CHUNKS, 8 rows) of 16-byte chunks, i.e. 8x16-byte
-// core matrices with the next one along k 128 bytes on and the next 8 rows 1024 bytes on.
-constexpr int CORE_K_BYTES = 128, CORE_ROWS_BYTES = BLOCK_CHUNKS * 128;
-constexpr int TILE_CHUNKS = (BM + BN) * BLOCK_CHUNKS;   // A rows 0..BM-1, then B rows
+// Shared layout of one part's tile: 8-row x 16-byte core matrices (128 contiguous bytes), the next
+// one along k 144 bytes on and the next 8 rows 8 * 144 bytes on. The 16-byte gap after each core
+// matrix spreads the 8 chunks of one row over all bank groups, so a warp's copy of 4 whole 128-byte
+// rows (whole L2 lines) writes shared memory without conflicts.
+constexpr int CORE_K_CHUNKS = 9, CORE_ROWS_CHUNKS = BLOCK_CHUNKS * CORE_K_CHUNKS;
+constexpr int CORE_K_BYTES = CORE_K_CHUNKS * 16, CORE_ROWS_BYTES = CORE_ROWS_CHUNKS * 16;
+constexpr int TILE_CHUNKS = (BM + BN) / 8 * CORE_ROWS_CHUNKS;   // A rows 0..BM-1, then B rows
 
 __host__ __device__ constexpr unsigned chain_pairs(unsigned pairs, bool small) {
   return small ? pairs & ~1u : pairs & 1u;
 }
 
 __device__ __forceinline__ int chunk_index(int row, int chunk) {
-  return (row >> 3) * (BLOCK_CHUNKS * 8) + chunk * 8 + (row & 7);
+  return (row >> 3) * CORE_ROWS_CHUNKS + chunk * CORE_K_CHUNKS + (row & 7);
 }
 
 // part = sum over the chain's pairs of A_i B_j over one stage's k-block (the first wgmma ignores part).
@@ -71,11 +74,11 @@ gemm_split_sm90(const char* a,          // parts of A: TERMS x (batch, m, k_chun
   const char* a_base = a + z * a_batch;
   const char* b_base = b + z * b_batch;
 
-  auto load_stage = [&](int kb) {   // consecutive threads: consecutive rows of one core matrix
+  auto load_stage = [&](int kb) {   // 8 consecutive threads copy one 128-byte row of the k-block
     uint4* stage = smem + (kb % STAGES) * STAGE_CHUNKS;
-    for (int idx = tid; idx < STAGE_CHUNKS; idx += THREADS) {
-      const int t = idx / TILE_CHUNKS, rest = idx % TILE_CHUNKS;
-      const int row = (rest >> 6) * 8 + (rest & 7), chunk = (rest >> 3) & 7;
+    for (int idx = tid; idx < TERMS * (BM + BN) * BLOCK_CHUNKS; idx += THREADS) {
+      const int t = idx / ((BM + BN) * BLOCK_CHUNKS), rest = idx % ((BM + BN) * BLOCK_CHUNKS);
+      const int row = rest / BLOCK_CHUNKS, chunk = rest % BLOCK_CHUNKS;
       const bool is_a = row < BM;
       const int g = is_a ? m0 + row : n0 + row - BM;
       const bool valid = g < (is_a ? m : n);

@@ -198,7 +198,7 @@ def _gemm_rawkernel(pa, pb, c, d, tile, *, wgmma):
                    for op in (pa, pb)]
     if wgmma:
         expression, grid, threads = gemm90_expression(d), (-(-n // 128), -(-m // 128)), 256
-        shared = _sm90_stages(d) * d.terms * 256 * 128      # (stages, terms, 256 rows, 128 bytes)
+        shared = _sm90_stages(d) * d.terms * 32 * 8 * 144    # (stages, terms, 32 row groups, 8 x 144 B)
     else:
         expression, threads, shared = gemm_expression(d, tile), tile.threads, _shared_bytes(d, tile)
         grid = (-(-n // (32 * tile.warps_n)), -(-m // tile.block_m))
