@@ -1,4 +1,4 @@
-"""Command line: ``splitprec report [--quick] [--schemes ...] [--ops gemm,fft] [--sizes ...] [--out DIR]``.
+"""Command line: ``splitprec report [--quick | --level L] [--schemes ...] [--ops gemm,fft] [--sizes ...]``.
 
 Runs the accuracy suite on the CPU engine (and on the GPU engine when cupy sees a device, then
 also comparing the two), prints a summary table last, writes report.md, report.html and PNG
@@ -27,8 +27,10 @@ def _parser():
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("report", help="run the accuracy suite and write a report",
                          description=__doc__.split("\n\n")[1])
-    rep.add_argument("--quick", action="store_true", help="small suite (< 60 s on 2 CPU cores)")
-    rep.add_argument("--thorough", action="store_true", help="the CI suite instead of the full one")
+    rep.add_argument("--quick", action="store_true", help="small suite (< 60 s on 2 CPU cores); "
+                     "same as --level quick")
+    rep.add_argument("--level", choices=("quick", "ci", "full"), default="full",
+                     help="suite: quick, ci (what the tests run) or full (default; k up to 65536)")
     rep.add_argument("--schemes", type=_csv("scheme"), default=None,
                      help="comma-separated scheme names (default: every bounded scheme)")
     rep.add_argument("--ops", type=_csv("op"), default=["gemm", "fft"], help="gemm,fft (default both)")
@@ -92,7 +94,7 @@ def report_command(args, parser):
         print(line, file=sys.stderr)
     if schemes is not None:
         schemes = sorted(set(schemes) | set(report.REFERENCE_SCHEMES))
-    level = "quick" if args.quick else "ci" if args.thorough else "full"
+    level = "quick" if args.quick else args.level
     results = report.run(level, schemes, ops, sizes, engines, progress=_progress(sys.stderr))
     text = f"suite {level!r}, engines {', '.join(engines)}, ops {', '.join(ops) or 'none'}"
     if note:
