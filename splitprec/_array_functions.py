@@ -137,19 +137,18 @@ def _stack(arrays, axis=0, out=None, **options):
     return SplitArray._wrap(xp.stack(values, axis=axis), d)
 
 
+# -- contractions ----------------------------------------------------------------------------------
+
 def _matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul"):
     """``a @ b`` through ``splitprec.matmul``'s engine with the cached parts of SplitArrays."""
     if dtype is None and precision is None:
         dtype = promote(*[x._dtype for x in (a, b) if isinstance(x, SplitArray)])
-    d = _linalg_scheme(dtype, precision, op)
     values = [x._value if isinstance(x, SplitArray) else x for x in (a, b)]
-    _namespace(op, *values)
+    d = _linalg_scheme(dtype, precision, op, on_gpu=_namespace(op, *values) is not np)
     splitters = [x._parts if isinstance(x, SplitArray) else None for x in (a, b)]
     value = _raw_matmul(*values, out=None, dtype=d, precision=None, op=op, splitters=splitters)
     return _finish(SplitArray._wrap(value, d)) if out is None else _write_out(out, value, d, op)
 
-
-# -- contractions ----------------------------------------------------------------------------------
 
 def _plain(x, op, d=None):
     """``x`` as a SplitArray: SplitArrays as they are, float32/float16 arrays wrapped (scheme d)."""
