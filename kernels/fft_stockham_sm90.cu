@@ -23,6 +23,10 @@ __device__ __forceinline__ unsigned pack(float lo, float hi) {
               (static_cast<unsigned>(store_part<FMT>(hi)) << 16);
 }
 
+// Shared-memory slot of complex value i: bits 2-3 XORed with bits 4-5 and 8-9, so that the eight
+// rows of an mma fragment, which sit 16 or 256 values apart in some passes, hit different banks.
+__device__ __forceinline__ int swizzle(int i) { return i ^ ((((i >> 4) ^ (i >> 8)) & 3) << 2); }
+
 // Parts of x as splitprec.split makes them (shift 0, no scaling): part i rounds the residual left
 // by parts 0..i-1, and each residual is exact in float32.
 template <int FMT, int TERMS>
@@ -34,11 +38,12 @@ __device__ __forceinline__ void split_value(float x, float (&part)[TERMS]) {
   }
 }
 
-// One radix-R pass from `src` to `dst` (both (FFT_ELEMENTS,) complex in shared memory). The line
-// state is (n_p, q) with q = N / n_p and m = n_p / R: sub-vector s = j2*q + c holds elements j1 at
-// j1*(N/R) + s; output k1 goes to j2*(R*q) + k1*q + c, times twiddle[j2*R + k1] when m > 1.
+// One radix-R pass from `src` to `dst` (both (FFT_ELEMENTS,) complex in shared memory, swizzled).
+// The line state is (n_p, q) with q = 2**log2q = N / n_p and m = n_p / R: sub-vector s = j2*q + c
+// holds elements j1 at j1*(N/R) + s; output k1 goes to j2*(R*q) + k1*q + c, times
+// twiddle[j2*R + k1] when m > 1.
 template <int FMT, int TERMS, unsigned PAIRS, int N, int R>
-__device__ void stockham_pass(const float2* src, float2* dst, int m, int q, const float2* twiddle,
+__device__ void stockham_pass(const float2* src, float2* dst, int m, int log2q, const float2* twiddle,
                               const float* block, int warp, int lane) {
   using F = Fragment<FMT>;
   constexpr int KSTEPS = (2 * R + F::KSTEP - 1) / F::KSTEP;
@@ -52,12 +57,12 @@ __device__ void stockham_pass(const float2* src, float2* dst, int m, int q, cons
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int row = tile * 16 + g + 8 * (i & 1);
-        const float2* line = src + (row / SUB) * N + row % SUB;
+        const int base = (row / SUB) * N + row % SUB;
         float part[2][TERMS];
 #pragma unroll
         for (int h = 0; h < F::ELEMS; ++h) {
           const int col = ks * F::KSTEP + F::ELEMS * t + 4 * F::ELEMS * (i >> 1) + h;
-          const float2 v = col < 2 * R ? line[(col >> 1) * SUB] : make_float2(0.f, 0.f);
+          const float2 v = col < 2 * R ? src[swizzle(base + (col >> 1) * SUB)] : make_float2(0.f, 0.f);
           split_value<FMT, TERMS>((col & 1) ? v.y : v.x, part[h]);
         }
 #pragma unroll
@@ -94,12 +99,13 @@ __device__ void stockham_pass(const float2* src, float2* dst, int m, int q, cons
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int row = tile * 16 + g + 8 * half, s = row % SUB;
+        const int j2 = s >> log2q, c = s & ((1 << log2q) - 1);
         float2 z = make_float2(small[2 * half] + big[2 * half], small[2 * half + 1] + big[2 * half + 1]);
         if (m > 1) {
-          const float2 w = twiddle[(s / q) * R + k1];
+          const float2 w = twiddle[j2 * R + k1];
           z = make_float2(z.x * w.x - z.y * w.y, z.x * w.y + z.y * w.x);
         }
-        dst[(row / SUB) * N + (s / q) * (R * q) + k1 * q + s % q] = z;
+        dst[swizzle((row / SUB) * N + ((j2 * R + k1) << log2q) + c)] = z;
       }
     }
   }
@@ -111,7 +117,7 @@ template <int FMT,         // part format: FMT_TF32 or FMT_BF16
           int TERMS,       // parts per value
           unsigned PAIRS,  // bit 3*i + j set: product of part i (data) and part j (DFT block) taken
           int LOG2N>       // transform length N = 2**LOG2N, 4 <= LOG2N <= 12
-__global__ void __launch_bounds__(FFT_WARPS * 32)
+__global__ void __launch_bounds__(FFT_WARPS * 32, 3)
 fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
                   const float2* __restrict__ twiddle, const float* __restrict__ blocks,
                   long long lines) {
@@ -120,27 +126,27 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
   const long long first = static_cast<long long>(blockIdx.x) * FFT_ELEMENTS;
   const long long total = lines * N;
   for (int i = threadIdx.x; i < FFT_ELEMENTS; i += blockDim.x)
-    smem[i] = first + i < total ? x[first + i] : make_float2(0.f, 0.f);
+    smem[swizzle(i)] = first + i < total ? x[first + i] : make_float2(0.f, 0.f);
   __syncthreads();
   float2 *src = smem, *dst = smem + FFT_ELEMENTS;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  int n_p = N, q = 1;
+  int n_p = N, log2q = 0;
 #pragma unroll 1
   for (int pass = 0; pass < LOG2N / 4; ++pass) {
     const int m = n_p / 16;
-    stockham_pass<FMT, TERMS, PAIRS, N, 16>(src, dst, m, q, twiddle, blocks, warp, lane);
+    stockham_pass<FMT, TERMS, PAIRS, N, 16>(src, dst, m, log2q, twiddle, blocks, warp, lane);
     if (m > 1) twiddle += n_p;
     n_p = m;
-    q *= 16;
+    log2q += 4;
     float2* swap = src; src = dst; dst = swap;
     __syncthreads();
   }
   if constexpr (R0 > 1) {
-    stockham_pass<FMT, TERMS, PAIRS, N, R0>(src, dst, 1, q, twiddle,
+    stockham_pass<FMT, TERMS, PAIRS, N, R0>(src, dst, 1, log2q, twiddle,
                                             blocks + TERMS * BLOCK_DIM * BLOCK_DIM, warp, lane);
     src = dst;
     __syncthreads();
   }
   for (int i = threadIdx.x; i < FFT_ELEMENTS; i += blockDim.x)
-    if (first + i < total) y[first + i] = src[i];
+    if (first + i < total) y[first + i] = src[swizzle(i)];
 }
