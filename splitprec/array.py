@@ -274,7 +274,7 @@ class SplitArray(NDArrayOperatorsMixin):
     def transpose(self, *axes):
         """The array with permuted axes (numpy's ``transpose``)."""
         axes = axes[0] if len(axes) == 1 else (axes or None)
-        return self._view(lambda v: v.transpose(axes))
+        return self._view(lambda v: v.transpose() if axes is None else v.transpose(axes))
 
     def swapaxes(self, axis1, axis2):
         """The array with two axes interchanged."""
