@@ -1,7 +1,9 @@
 """numpy functions on SplitArrays (the ``__array_function__`` registry): shapes, contractions, reductions.
 
 Shapes: ``reshape transpose swapaxes squeeze expand_dims broadcast_to ravel concatenate stack shape
-ndim size copy`` follow numpy; the results of the first seven are views of the same storage.
+ndim size copy`` follow numpy; the first seven give views that share the storage (and its
+cache versioning; ``reshape`` and ``ravel`` copy where numpy must).
+``array_equal allclose isclose`` compare the values (bool results, as numpy's).
 
 Contractions: ``np.dot``, ``np.tensordot`` and ``np.einsum`` (``np.matmul`` and ``@`` are ufuncs,
 handled by ``SplitArray.__array_ufunc__``) become one batched :func:`splitprec.matmul` in the
@@ -135,6 +137,17 @@ def _concatenate(arrays, axis=0, out=None, **options):
 def _stack(arrays, axis=0, out=None, **options):
     values, d, xp = _joined(arrays, "stack", dict(options, out=out))
     return SplitArray._wrap(xp.stack(values, axis=axis), d)
+
+
+def _comparison(name):
+    def compare(a, b, *args, **kwargs):
+        values = [x._value if isinstance(x, SplitArray) else x for x in (a, b)]
+        return getattr(_namespace(name, *values), name)(*values, *args, **kwargs)
+    return compare
+
+
+for _name in ("array_equal", "allclose", "isclose"):
+    _implements(getattr(np, _name))(_comparison(_name))
 
 
 # -- contractions ----------------------------------------------------------------------------------

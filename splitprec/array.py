@@ -12,7 +12,8 @@ Split once, multiply many
     time a product needs them, then cached per scheme and, for ``pow2`` schemes (``fp16``,
     ``fp16x3``), per reduction axis. A view (indexing, ``T``, ``reshape``, ...) of an elementwise
     scheme takes its parts from the array it views. Writing through any array (``a[i] = x``,
-    ``a += b``) invalidates the cached parts of every array sharing its storage.
+    ``a += b``) invalidates the cached parts of every array sharing its storage. The cache holds
+    ``terms`` float32 arrays per scheme (and axis), e.g. three times the value for ``bf16x9``.
 
 Data in: nothing is rounded silently
     ``asarray``, ``full`` and ``a[i] = x`` take float32 and float16 arrays (float16 widens

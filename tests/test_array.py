@@ -231,6 +231,8 @@ def test_shape_methods_and_joins_match_numpy():
         assert joined.dtype.name == "bf16x9"
         assert_same(joined.to_numpy(), function([x, y, y], **kwargs))
     assert (np.shape(a), np.ndim(a), np.size(a)) == ((2, 3), 2, 6)
+    assert np.array_equal(a, x) and not np.array_equal(a, b) and np.allclose(b, y)
+    assert_same(np.isclose(a, x + 1), np.isclose(x, x + 1))
 
 
 # -- split once, multiply many -------------------------------------------------------------------
