@@ -173,20 +173,24 @@ def run_case(m, n, k, batch, reps, tiles, with_xla):
 
 
 def write_cubins(directory):
-    """Compile each scheme's GEMM instantiation (its measured tile) to a cubin, for cuobjdump."""
+    """Compile each scheme's GEMM instantiations (wgmma and mma.sync) to cubins, for cuobjdump."""
     from cuda.bindings import nvrtc
     from splitprec import _launch
     capability = cupy.cuda.Device().compute_capability
     for name in SCHEMES:
-        expression = _gpu.gemm_expression(sp.dtype(name), _gpu.TILES.get(name, _gpu.DEFAULT_TILE))
-        _, prog = nvrtc.nvrtcCreateProgram(_launch.source(_gpu.GEMM_FILE).encode(), b"gemm.cu", 0, [], [])
-        nvrtc.nvrtcAddNameExpression(prog, expression.encode())
-        options = [_launch.arch_option(capability).encode(), *(o.encode() for o in _launch.OPTIONS)]
-        assert nvrtc.nvrtcCompileProgram(prog, len(options), options)[0] == nvrtc.nvrtcResult.NVRTC_SUCCESS
-        _, size = nvrtc.nvrtcGetCUBINSize(prog)
-        cubin = b" " * size
-        nvrtc.nvrtcGetCUBIN(prog, cubin)
-        pathlib.Path(directory, f"gemm_{name}.cubin").write_bytes(cubin)
+        d = sp.dtype(name)
+        kernels = [(_gpu.GEMM_FILE, _gpu.gemm_expression(d, _gpu.TILES.get(name, _gpu.DEFAULT_TILE)))]
+        if capability == "90":
+            kernels.append((_gpu.GEMM90_FILE, _gpu.gemm90_expression(d)))
+        for filename, expression in kernels:
+            _, prog = nvrtc.nvrtcCreateProgram(_launch.source(filename).encode(), b"gemm.cu", 0, [], [])
+            nvrtc.nvrtcAddNameExpression(prog, expression.encode())
+            options = [_launch.arch_option(capability).encode(), *(o.encode() for o in _launch.OPTIONS)]
+            assert nvrtc.nvrtcCompileProgram(prog, len(options), options)[0] == nvrtc.nvrtcResult.NVRTC_SUCCESS
+            _, size = nvrtc.nvrtcGetCUBINSize(prog)
+            cubin = b" " * size
+            nvrtc.nvrtcGetCUBIN(prog, cubin)
+            pathlib.Path(directory, f"{filename[:-3]}_{name}.cubin").write_bytes(cubin)
 
 
 def header():
