@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import scipy.fft as scipy_fft            # single-precision pocketfft: the float32 FFT on the CPU
 import scipy.signal as scipy_signal
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import accuracy
@@ -286,42 +286,64 @@ def test_factorize_takes_largest_radices_first(n, radices):
 
 # -- properties ------------------------------------------------------------------------------
 
-_lengths = st.sampled_from([8, 12, 30, 64, 97])
 _values = st.floats(-1e3, 1e3, width=32, allow_subnormal=False)
+# Interleaved (Re, Im) of two signals of one length n (8, 12, 30, 64 or the prime 97: Bluestein).
+_pairs = st.sampled_from([8, 12, 30, 64, 97]).flatmap(
+    lambda n: hnp.arrays(np.float32, 4 * n, elements=_values))
+_IMPULSE = np.zeros(128, np.float32)
+_IMPULSE[0] = 1
+_WIDE_RANGE = np.float32(2.0 ** np.arange(-60, 68, 2)[:64]) * np.tile(np.float32([1, -1]), 32)
+_TONE = np.float32(np.cos(2 * np.pi * 5 * np.arange(60) / 30))
 
 
-def _complex_arrays(n):
-    return hnp.arrays(np.float32, 2 * n, elements=_values).map(lambda v: v.view(np.complex64))
+def _halves(v):
+    """The two complex64 signals held by ``v``."""
+    half = v.size // 2
+    return v[:half].view(np.complex64), v[half:].view(np.complex64)
 
 
-@given(st.data())
-def test_fft_is_linear_within_bound(data):
-    n = data.draw(_lengths)
-    x, y = data.draw(_complex_arrays(n)), data.draw(_complex_arrays(n))
+@given(_pairs)
+@example(_IMPULSE)
+@example(_WIDE_RANGE)
+def test_fft_is_linear_within_bound(v):
+    x, y = _halves(v)
     total = (x + y).astype(np.complex64)
     lhs, rhs = sp.fft.fft(total), sp.fft.fft(x) + sp.fft.fft(y)
-    tol = sum(_fft_bound(v, DEFAULT) * np.linalg.norm(np.fft.fft(v.astype(np.complex128)))
-              for v in (total, x, y)) + 2 * U32 * np.linalg.norm(rhs)
+    # Each transform within its bound, plus the float32 rounding of x + y and of F(x) + F(y).
+    tol = sum(_fft_bound(w, DEFAULT) * np.linalg.norm(np.fft.fft(w.astype(np.complex128)))
+              for w in (total, x, y)) + 2 * U32 * np.linalg.norm(rhs.astype(np.complex128))
     assert np.linalg.norm(lhs.astype(np.complex128) - rhs) <= tol
 
 
-@given(st.data())
-def test_fft_satisfies_parseval_within_bound(data):
-    n = data.draw(_lengths)
-    x = data.draw(_complex_arrays(n))
+@given(_pairs)
+@example(_TONE)
+@example(_WIDE_RANGE)
+def test_fft_satisfies_parseval_within_bound(v):
+    x, _ = _halves(v)
     energy = np.linalg.norm(x.astype(np.complex128))
-    bound = _fft_bound(x, DEFAULT)
-    assert abs(np.linalg.norm(sp.fft.fft(x, norm="ortho").astype(np.complex128)) - energy) <= \
-        (bound + 2 * U32) * energy
+    # The bound, plus the rounding of 1/sqrt(n) and of the scaling product.
+    tol = (_fft_bound(x, DEFAULT) + 2 * U32) * energy
+    assert abs(np.linalg.norm(sp.fft.fft(x, norm="ortho").astype(np.complex128)) - energy) <= tol
 
 
-@given(st.data())
-def test_ifft_inverts_fft_within_bound(data):
-    n = data.draw(_lengths)
-    x = data.draw(_complex_arrays(n))
-    back = sp.fft.ifft(sp.fft.fft(x))
+@given(_pairs)
+@example(_IMPULSE)
+@example(_WIDE_RANGE)
+def test_ifft_inverts_fft_within_bound(v):
+    x, _ = _halves(v)
+    spectrum = sp.fft.fft(x)
+    back = sp.fft.ifft(spectrum)
+    forward, inverse = _fft_bound(x, DEFAULT), _fft_bound(spectrum, DEFAULT)
     energy = np.linalg.norm(x.astype(np.complex128))
-    assert np.linalg.norm(back - x.astype(np.complex128)) <= 2 * (_fft_bound(x, DEFAULT) + 2 * U32) * energy
+    # ifft = conj(fft(conj(.))) / n: the inverse's bound applies to the computed spectrum.
+    tol = (forward + inverse * (1 + forward) + 2 * U32) * energy
+    assert np.linalg.norm(back - x.astype(np.complex128)) <= tol
+
+
+def test_unit_roots_are_exact_at_quarter_turns():
+    for n in (4, 8, 16, 12, 20):
+        roots = _fft_engine._unit_roots(np.arange(0, 3 * n, n // 4), n)
+        np.testing.assert_array_equal(roots, np.tile([1, -1j, -1, 1j], 3))
 
 
 # -- fftconvolve ----------------------------------------------------------------------------
