@@ -1,6 +1,6 @@
 """The GPU engine: split on the device, multiply the parts on tensor cores, combine.
 
-Two ways to run a scheme's narrow products, both under the same arithmetic model (docs/kernels.md):
+Three engines run a scheme's narrow products, all under the same arithmetic model (docs/kernels.md):
 each narrow product's tensor-core accumulation spans k-blocks of at most 256, every k-block's partial
 sum is promoted into float32 with round-to-nearest adds, and the small products (i + j > 0) share
 one accumulator kept apart from hi*hi and added before it (Ootomo & Yokota, arXiv 2203.03341).
