@@ -6,7 +6,8 @@ data. Error: normwise against cupy's complex128 FFT (float64 convolution) of the
 GB/s counts one read of the input and one write of the output. Accuracy is checked first: every
 fp32-class row must be within 2x cuFFT's error (cupyx's for convolutions); a miss is reported and
 the script exits 1 after writing ``benchmarks/results/fft-<date>-<sha>.json``.
-Usage: ``PYTHONPATH=. python3 benchmarks/fft.py [--reps 10] [--out DIR]``.
+Usage: ``PYTHONPATH=. python3 benchmarks/fft.py [--reps 10] [--out DIR]``; ``--table RESULTS.json``
+prints the table of a saved run (no GPU needed).
 """
 import argparse
 import json
@@ -131,7 +132,11 @@ def main(argv=None):
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--out", default=str(pathlib.Path(__file__).parent / "results"))
     parser.add_argument("--no-fused", action="store_true", help="never launch the fused FFT kernel")
+    parser.add_argument("--table", help="print the table of this saved results file and stop")
     args = parser.parse_args(argv)
+    if args.table:
+        print(table(json.loads(pathlib.Path(args.table).read_text())["results"]))
+        return 0
     if args.no_fused:
         _fft_engine.kernel_supported = lambda n, d: False
     over = check_accuracy()
