@@ -46,15 +46,12 @@ def _operand(x, name, op, d):
     return x.astype(np.float32, copy=False)
 
 
-def _nonfinite_pattern(a, b, xp):
-    """Where the product of ``a`` and ``b`` is NaN/inf from non-finite inputs, with those values.
+def _nonfinite_pattern(a, b, finite_a, finite_b, xp):
+    """The product's values where non-finite inputs make it NaN/inf (finite elsewhere).
 
     Finite entries become their signs, so each finite sum is an integer of magnitude <= k while
-    inf*0, inf-inf and NaN behave as in the float64 product. None when all inputs are finite.
+    inf*0, inf-inf and NaN behave as in the float64 product.
     """
-    finite_a, finite_b = xp.isfinite(a), xp.isfinite(b)
-    if bool(finite_a.all()) and bool(finite_b.all()):
-        return None
     return xp.matmul(xp.where(finite_a, xp.sign(a), a), xp.where(finite_b, xp.sign(b), b))
 
 
@@ -65,8 +62,6 @@ def _recompute_overflowed(a, b, c, xp):
     float32 is what the float32 operation means there (usually ±inf).
     """
     where = xp.nonzero(xp.isnan(c))
-    if where[0].size == 0:
-        return c
     batch = c.shape[:-2]
     rows = xp.broadcast_to(a, batch + a.shape[-2:])[where[:-1]].astype(np.float64)
     cols = xp.moveaxis(xp.broadcast_to(b, batch + b.shape[-2:]), -1, -2)[where[:-2] + where[-1:]]
@@ -96,18 +91,25 @@ def _matmul2d(a, b, d, parts_a=None, parts_b=None):
     it; the GPU engine splits on the device).
     """
     xp = namespace(a, b)
-    clean_a = xp.where(xp.isfinite(a), a, np.float32(0))
-    clean_b = xp.where(xp.isfinite(b), b, np.float32(0))
+    finite_a, finite_b = xp.isfinite(a), xp.isfinite(b)
+    all_finite = bool(finite_a.all()) and bool(finite_b.all())
+    clean_a = a if all_finite else xp.where(finite_a, a, np.float32(0))
+    clean_b = b if all_finite else xp.where(finite_b, b, np.float32(0))
     with np.errstate(over="ignore", invalid="ignore"):   # overflow is handled just below
         if xp is np:
-            parts_a = split(clean_a, d, axis=-1) if parts_a is None else _finite_parts(parts_a, xp)
-            parts_b = split(clean_b, d, axis=-2) if parts_b is None else _finite_parts(parts_b, xp)
+            if not all_finite:
+                parts_a, parts_b = (p if p is None else _finite_parts(p, xp) for p in (parts_a, parts_b))
+            parts_a = split(clean_a, d, axis=-1) if parts_a is None else parts_a
+            parts_b = split(clean_b, d, axis=-2) if parts_b is None else parts_b
             c = narrow_matmul(parts_a, parts_b, d)
         else:
             c = _gpu.matmul(clean_a, clean_b, d)
-        c = _recompute_overflowed(clean_a, clean_b, c, xp)
-    pattern = _nonfinite_pattern(a, b, xp)
-    return c if pattern is None else xp.where(xp.isfinite(pattern), c, pattern)
+        if bool(xp.isnan(c).any()):
+            c = _recompute_overflowed(clean_a, clean_b, c, xp)
+    if all_finite:
+        return c
+    pattern = _nonfinite_pattern(a, b, finite_a, finite_b, xp)
+    return xp.where(xp.isfinite(pattern), c, pattern)
 
 
 def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None)):
