@@ -38,23 +38,26 @@ split_terms_sm80(const float* x,        // (batch, rows, cols) float32, finite
                  long long term_stride) // elements from one part matrix to the next
 {
   __shared__ float tile[TILE][TILE + 1];  // (TILE rows, TILE cols) of x, padded against bank conflicts
-  const int z = blockIdx.z;
-  const int r0 = blockIdx.y * TILE, c0 = blockIdx.x * TILE;
+  const int z = blockIdx.z, c0 = blockIdx.x * TILE;
   const float* xb = x + static_cast<long long>(z) * rows * cols;
-  for (int r = threadIdx.y; r < TILE; r += blockDim.y) {
-    const int gr = r0 + r, gc = c0 + threadIdx.x;
-    tile[r][threadIdx.x] = (gr < rows && gc < cols) ? xb[static_cast<long long>(gr) * cols + gc] : 0.0f;
-  }
-  __syncthreads();
   auto* parts = static_cast<typename PartStorage<FMT>::type*>(out);
   const int out_rows = TRANSPOSE ? cols : rows, out_cols = pad;
-  for (int r = threadIdx.y; r < TILE; r += blockDim.y) {
-    // Output element (orow, ocol) is input (orow, ocol), or input (ocol, orow) when transposing.
-    const int orow = (TRANSPOSE ? c0 : r0) + r, ocol = (TRANSPOSE ? r0 : c0) + threadIdx.x;
-    if (orow >= out_rows || ocol >= out_cols) continue;
-    const float v = TRANSPOSE ? tile[threadIdx.x][r] : tile[r][threadIdx.x];
-    const int e = exponent ? exponent[static_cast<long long>(z) * out_rows + orow] : 0;
-    split_value<FMT, TERMS, SHIFT>(v, e, parts, (static_cast<long long>(z) * out_rows + orow) * out_cols + ocol,
-                                   term_stride);
+  const int y_extent = TRANSPOSE ? pad : rows;   // grid y covers this many, gridDim.y*TILE at a time
+  for (int r0 = blockIdx.y * TILE; r0 < y_extent; r0 += gridDim.y * TILE) {
+    for (int r = threadIdx.y; r < TILE; r += blockDim.y) {
+      const int gr = r0 + r, gc = c0 + threadIdx.x;
+      tile[r][threadIdx.x] = (gr < rows && gc < cols) ? xb[static_cast<long long>(gr) * cols + gc] : 0.0f;
+    }
+    __syncthreads();
+    for (int r = threadIdx.y; r < TILE; r += blockDim.y) {
+      // Output element (orow, ocol) is input (orow, ocol), or input (ocol, orow) when transposing.
+      const int orow = (TRANSPOSE ? c0 : r0) + r, ocol = (TRANSPOSE ? r0 : c0) + threadIdx.x;
+      if (orow >= out_rows || ocol >= out_cols) continue;
+      const float v = TRANSPOSE ? tile[threadIdx.x][r] : tile[r][threadIdx.x];
+      const int e = exponent ? exponent[static_cast<long long>(z) * out_rows + orow] : 0;
+      split_value<FMT, TERMS, SHIFT>(v, e, parts, (static_cast<long long>(z) * out_rows + orow) * out_cols + ocol,
+                                     term_stride);
+    }
+    __syncthreads();   // the tile is refilled by the next row block
   }
 }

@@ -27,7 +27,7 @@ ENGINES = ("auto", "sm90", "sm80", "cublas")
 _FORMAT_CODE = {"tf32": 0, "bf16": 1, "fp16": 2}
 _ELEMENT_BYTES = {"tf32": 4, "bf16": 2, "fp16": 2}
 _BLOCK_BYTES = 128         # k-block of the kernel: 8 chunks of 16 bytes
-_MAX_GRID_Z = 65535
+_MAX_GRID_Y = _MAX_GRID_Z = 65535   # largest grid y and z extents of a launch
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,8 @@ def split_operand(x, d, *, transpose, pad):
     if d.scaling == "pow2":
         exponent = _pow2_exponent_bits(x, d.format, -2 if transpose else -1)
         exponent = cupy.ascontiguousarray(exponent.reshape(batch, out_rows))
-    grid = (-(-(cols if transpose else pad) // 32), -(-(pad if transpose else rows) // 32), batch)
+    grid = (-(-(cols if transpose else pad) // 32),
+            min(-(-(pad if transpose else rows) // 32), _MAX_GRID_Y), batch)   # the kernel loops over y
     for z0 in range(0, batch, _MAX_GRID_Z):
         z1 = min(batch, z0 + _MAX_GRID_Z)
         launch(SPLIT_FILE, split_expression(d, transpose=transpose), grid[:2] + (z1 - z0,), (32, 8, 1),

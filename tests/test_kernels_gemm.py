@@ -140,6 +140,23 @@ def test_split_kernel_matches_split(name, transpose):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("name", ["bf16x6", "fp16x3"])
+def test_split_kernel_beyond_the_grid_y_limit_regression(name):
+    import cupy
+    rows = 65535 * 32 + 77                     # more row tiles than one launch's grid y holds
+    x = cupy.asarray(randn(rows, 5))
+    d = sp.dtype(name)
+    op = _gpu.split_operand(x[None], d, transpose=False, pad=_gpu.padded_k(5, d))
+    tail = cupy.asnumpy(x[-40:])
+    ref = split(tail, d, axis=-1)
+    parts = cupy.asnumpy(op.parts[:, 0, -40:, :5])
+    parts = (parts.astype(np.uint32) << 16).view(np.float32) if d.base == "bf16" else \
+        parts.view(np.float16).astype(np.float32)
+    for t in range(d.terms):
+        np.testing.assert_array_equal(parts[t], ref.terms[t])
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", ["tf32x3", "bf16x9", "fp16x3"])
 def test_gpu_matmul_nonfinite_like_cpu(name):
     import cupy
