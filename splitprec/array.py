@@ -2,8 +2,11 @@
 
 Members: :class:`SplitArray`, :func:`asarray`, :func:`zeros`, :func:`ones`, :func:`empty`,
 :func:`full`. A SplitArray stores the float32 value of its data and a scheme (``dtype``, a
-:class:`~splitprec.SplitDType`). Elementwise operations are numpy's (or cupy's) float32 operations
-on that value; contractions (``@``, ``np.matmul``, ``np.dot``, ``np.tensordot``, ``np.einsum``) run
+:class:`~splitprec.SplitDType`). Elementwise operations are numpy's float32 operations on that
+value (on gpu: evaluated in float64 from the exactly widened value and rounded once, because cupy's
+float32 kernels flush subnormals; so ``+ - * / sqrt``, comparisons and min/max give numpy's float32
+results bit for bit, subnormals included, and transcendentals are correctly rounded or within an
+ulp of numpy's); contractions (``@``, ``np.matmul``, ``np.dot``, ``np.tensordot``, ``np.einsum``) run
 :func:`splitprec.matmul` in the scheme; ``sum``/``mean``/``np.linalg.norm`` are compensated
 (see ``splitprec._array_functions``).
 
@@ -76,6 +79,7 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from ._backend import device_name, is_cupy, namespace
 from .dtypes import SplitDType, cheapest, dtype as get_dtype, dtypes
+from .formats import narrow, widen
 from .split import Parts, split
 
 _DEVICES = ("cpu", "gpu")
@@ -314,9 +318,7 @@ class SplitArray(NDArrayOperatorsMixin):
         except ValueError:
             raise ValueError(f"{op}: operands of shapes {', '.join(map(str, shapes))} do not "
                              "broadcast; expected shapes compatible under numpy's rules") from None
-        if xp is not np:       # cupy: weak Python scalars become float32 exactly as numpy's do
-            values = [np.float32(v) if isinstance(v, (int, float)) else v for v in values]
-        result = (ufunc if xp is np else getattr(xp, op))(*values)
+        result = ufunc(*values) if xp is np else _cupy_ufunc(op, values, narrowed=ufunc in _FLOAT_UFUNCS)
         if ufunc in _BOOL_UFUNCS:
             if out is not None:
                 raise TypeError(f"{op}: out= is not supported for a bool result; expected out=None")
@@ -380,6 +382,17 @@ def _foreign(x):
     """True for an operand of a type that may implement the operation itself."""
     return hasattr(x, "__array_ufunc__") and not (
         isinstance(x, (SplitArray, np.ndarray, np.generic)) or is_cupy(x))
+
+
+def _cupy_ufunc(op, values, *, narrowed):
+    """cupy's ufunc ``op`` in float64 on exactly widened float32 operands, rounded once to float32
+    when ``narrowed``: cupy compiles its kernels with ``-ftz=true``, which would flush float32
+    subnormals. Weak Python scalars become float32 first, as numpy's do (NEP 50)."""
+    import cupy
+    wide = [float(np.float32(v)) if isinstance(v, (int, float)) else widen(v.astype(np.float32))
+            for v in values]
+    result = getattr(cupy, op)(*wide)
+    return narrow(result) if narrowed else result
 
 
 def _ufunc_operand(x, op):

@@ -99,16 +99,50 @@ def _round_significand(sig, d, rounding, xp):
     return q + up.astype(np.uint64)
 
 
+def widen(x):
+    """float32 -> float64, exactly, by bit manipulation.
+
+    A float cast would flush subnormals to zero where the device does: CuPy compiles every kernel
+    with ``-ftz=true``, which flushes float32 subnormal operands and results (float64 is unaffected).
+    """
+    xp = namespace(x)
+    bits = x.view(np.uint32).astype(np.uint64)
+    biased = (bits >> np.uint64(23)) & np.uint64(0xFF)
+    exponent = xp.where(biased == 0xFF, np.uint64(0x7FF), biased + np.uint64(1023 - 127))
+    normal = ((bits >> np.uint64(31)) << np.uint64(63)) | (exponent << np.uint64(52)) | \
+        ((bits & np.uint64(0x7FFFFF)) << np.uint64(29))
+    tiny = xp.ldexp((bits & np.uint64(0x7FFFFF)).astype(np.float64), -149)   # zero or subnormal
+    tiny = xp.where(bits >> np.uint64(31) == 1, -tiny, tiny)
+    return xp.where(biased == 0, tiny, normal.view(np.float64))
+
+
+def narrow(x):
+    """float64 -> float32 rounded to nearest even once, by bit manipulation (see :func:`widen`)."""
+    xp = namespace(x)
+    exact = round_to(x, "fp32")                                   # float64 values of float32
+    bits = exact.view(np.uint64)
+    sign = (bits >> np.uint64(63)) << np.uint64(31)
+    biased = ((bits >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
+    fraction = (bits & np.uint64((1 << 52) - 1)) >> np.uint64(29)
+    nan_bit = xp.where((biased == 0x7FF) & (fraction == 0) & xp.isnan(exact), np.uint64(1 << 22), np.uint64(0))
+    exponent = xp.where(biased == 0x7FF, 0xFF, xp.maximum(biased - (1023 - 127), 0)).astype(np.uint64)
+    normal = sign | (exponent << np.uint64(23)) | fraction | nan_bit
+    small = biased < 1023 - 126                                   # zero or float32-subnormal
+    tiny = sign | xp.ldexp(xp.where(small, xp.abs(exact), 0), 149).astype(np.uint64)   # < 2**23
+    return xp.where(small, tiny, normal).astype(np.uint32).view(np.float32)
+
+
 def round_to(x, fmt, rounding="rne", *, saturate=False):
     """Round ``x`` (float32 or float64, numpy or cupy) to ``fmt``; the result keeps ``x``'s dtype.
 
-    The value is rounded once, directly from ``x`` (no double rounding through float32).
+    The value is rounded once, directly from ``x`` (no double rounding through float32), and
+    float32 subnormals are kept on every device (see :func:`widen`).
     """
     fmt = get_format(fmt)
     xp = namespace(x)
     x = xp.asarray(x)
     _check_input(x, rounding)
-    wide = x.astype(np.float64)
+    wide = widen(x) if x.dtype == np.float32 else x
     bits = wide.view(np.uint64)
     negative = (bits >> np.uint64(63)) == 1
     biased = ((bits >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
@@ -131,7 +165,7 @@ def round_to(x, fmt, rounding="rne", *, saturate=False):
         rounded = xp.where(xp.isinf(wide), fmt.max * xp.sign(wide) if saturate else np.nan, rounded)
     elif saturate:
         rounded = xp.where(xp.isinf(wide), xp.sign(wide) * fmt.max, rounded)
-    return rounded.astype(x.dtype)
+    return narrow(rounded) if x.dtype == np.float32 else rounded
 
 
 def is_representable(x, fmt):

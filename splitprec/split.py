@@ -17,7 +17,7 @@ import numpy as np
 
 from ._backend import namespace
 from .dtypes import dtype as get_dtype
-from .formats import FORMATS, round_to
+from .formats import FORMATS, narrow, round_to, widen
 
 _FP32_MAX = FORMATS["fp32"].max
 
@@ -34,7 +34,7 @@ def _pow2_exponent(x, fmt, axis, xp):
     """Per-slice power of two that puts the slice's largest finite magnitude in [2**(emax-1), 2**emax)."""
     finite = xp.abs(x)
     if axis is None:
-        peak = finite.max() if finite.size else xp.float32(0)
+        peak = finite.max() if finite.size else xp.float64(0)
     else:
         peak = finite.max(axis=axis, keepdims=True) if finite.shape[axis] else \
             xp.zeros_like(finite.sum(axis=axis, keepdims=True))
@@ -43,18 +43,22 @@ def _pow2_exponent(x, fmt, axis, xp):
 
 
 def split(x, dtype, *, axis=None):
-    """Split float32 ``x`` into the parts of ``dtype``; ``axis`` is the slice of pow2 scaling."""
+    """Split float32 ``x`` into the parts of ``dtype``; ``axis`` is the slice of pow2 scaling.
+
+    The residuals are float32 values held in float64 (every step is exact there as in float32),
+    so subnormals survive on devices that flush float32 subnormals (see ``formats.widen``).
+    """
     d = get_dtype(dtype)
     xp = namespace(x)
     if x.dtype != np.float32:
         raise TypeError(f"split: x has dtype {x.dtype}; {d.name} splits float32 values")
     fmt = d.format
     finite = xp.isfinite(x)
-    residual = xp.where(finite, x, np.float32(0))
+    residual = widen(xp.where(finite, x, np.float32(0)))
     exponent = None
     if d.scaling == "pow2":
         exponent = _pow2_exponent(residual, fmt, axis, xp)
-        residual = xp.ldexp(residual, -exponent).astype(np.float32)
+        residual = round_to(xp.ldexp(residual, -exponent), "fp32")   # the scaled float32 value
     # Values whose top part could round past the base format or, once unscaled, past float32 are
     # split toward zero: their parts then sum to at most |x|.
     top = fmt.max if exponent is None else \
@@ -62,13 +66,12 @@ def split(x, dtype, *, axis=None):
     saturated = xp.abs(residual) > top
     terms = []
     for i in range(d.terms):
-        scale = i * d.shift
-        scaled = xp.ldexp(residual, scale).astype(np.float32)
+        scaled = xp.ldexp(residual, i * d.shift)
         part = round_to(scaled, fmt, d.rounding)
         if saturated.any():
             part = xp.where(saturated, round_to(scaled, fmt, "rz"), part)
-        residual = residual - xp.ldexp(part, -scale).astype(np.float32)   # exact in float32
-        terms.append(part)
+        residual = residual - xp.ldexp(part, -i * d.shift)              # exact
+        terms.append(narrow(part))
     terms[0] = xp.where(finite, terms[0], x)
     return Parts(tuple(terms), exponent)
 
@@ -79,7 +82,7 @@ def merge(parts, dtype):
     xp = namespace(parts.terms[0])
     total = xp.zeros(parts.terms[0].shape, np.float64)
     for i, part in reversed(list(enumerate(parts.terms))):
-        total = total + xp.ldexp(part.astype(np.float64), -i * d.shift)
+        total = total + xp.ldexp(widen(part), -i * d.shift)
     if parts.exponent is not None:
         total = xp.ldexp(total, parts.exponent)
-    return total.astype(np.float32)
+    return narrow(total)

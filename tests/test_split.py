@@ -85,3 +85,16 @@ def test_pow2_scaling_is_per_slice_along_the_axis():
 def test_split_rejects_float64():
     with pytest.raises(TypeError, match=r"^split: x has dtype float64; tf32x3 splits float32"):
         split(np.zeros(3), "tf32x3")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ALL_DTYPES)
+def test_split_on_cupy_equals_numpy_subnormals_included_regression(name):
+    import cupy                                   # cupy flushes float32 subnormals in its kernels
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((64, 33)) * np.exp2(rng.integers(-149, 128, (64, 33)))).astype(np.float32)
+    x[0, :4] = [1e-45, -3e-39, np.nan, -np.inf]
+    cpu, gpu = split(x, name, axis=-1), split(cupy.asarray(x), name, axis=-1)
+    for p, q in zip(cpu.terms, gpu.terms):
+        assert np.array_equal(p.view(np.uint32), cupy.asnumpy(q).view(np.uint32))
+    assert np.array_equal(merge(cpu, name), cupy.asnumpy(merge(gpu, name)), equal_nan=True)
