@@ -87,19 +87,27 @@ def _split_terms(mag, d, scale):
     return parts, residual
 
 
-def _accumulation(d, k, engine, k_block):
-    """``(g, absolute)``: relative factor on ``sum |A_p||B_q|`` and absolute term (scaled units)."""
+SHORTEST_BLOCK = 32        # GPU engines promote after at least 32 values of k (docs/bounds.md, section 5)
+
+
+def _accumulation(d, k, engine, k_block, small_k_block):
+    """``(g_big, g_small, absolute)``: relative factors on ``|A_0||B_0|`` and on the small products'
+    ``sum |A_p||B_q|``, and the absolute term (scaled units)."""
     n = len(d.products)
     if engine == "cpu":
         g = (1 + gamma(k)) * (1 + gamma(n - 1)) - 1
         absolute = sum(k * 4 * ETA32 * 2.0 ** (-(p + q) * d.shift) + (ETA32 if d.shift else 0)
                        for p, q in d.products)
-        return g, absolute * (1 + gamma(n - 1))
-    blocks = -(-k // k_block)
+        return g, g, absolute * (1 + gamma(n - 1))
+    blocks = -(-k // SHORTEST_BLOCK)
     # 2 truncations per product and k: an mma of q products aligns q + 1 addends to the largest
     # and drops its low bits, up to (q + 1) * 2**-23 of that addend (docs/bounds.md, section 5).
-    g = (1 + gamma(2 * n * min(k, k_block), U_TRUNCATE)) * (1 + gamma(n * (blocks + 1))) - 1
-    return g, 4 * (2 * n * k + n * (blocks + 1)) * 2 * ETA32
+    # hi*hi runs in its own chain of k-blocks of at most k_block, the small products share one
+    # chain of k-blocks of at most small_k_block; blocks are at least SHORTEST_BLOCK long, and
+    # every promotion and the final additions round to nearest.
+    def chain(products, block):
+        return (1 + gamma(2 * products * min(k, block), U_TRUNCATE)) * (1 + gamma(n * (blocks + 1))) - 1
+    return chain(1, k_block), chain(n - 1, small_k_block), 4 * (2 * n * k + n * (blocks + 1)) * 2 * ETA32
 
 
 def _nonfinite(a, b):
@@ -113,7 +121,7 @@ def _nonfinite(a, b):
                                       np.where(fb, np.sign(b), b).astype(np.float64)))
 
 
-def gemm_bound(a, b, dtype, engine="cpu", *, k_block=256):
+def gemm_bound(a, b, dtype, engine="cpu", *, k_block=512, small_k_block=None):
     """Per-entry bound on ``|splitprec.matmul(a, b, dtype=dtype) - a @ b|`` (exact product).
 
     Parameters
@@ -123,10 +131,14 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=256):
     dtype : str or splitprec.SplitDType
         The scheme.
     engine : {"cpu", "gpu"}
-        Accumulator model: float32 round-to-nearest (the reference engine) or a truncating
-        tensor-core accumulator over k-blocks of at most ``k_block``, blocks added in float32 RN.
+        Accumulator model: float32 round-to-nearest (the reference engine) or truncating
+        tensor-core accumulators over k-blocks, blocks added in float32 RN.
     k_block : int, keyword-only
-        Longest run of k that the GPU engine accumulates in the tensor core before promoting.
+        Longest run of k of hi*hi that the GPU engine accumulates in the tensor core before
+        promoting (every GPU engine of splitprec promotes within 512).
+    small_k_block : int or None, keyword-only
+        The same for the chain shared by the small products (i + j > 0); None: all of k (the
+        cuBLAS engine runs them as one GEMM; the kernels promote them every k-block too).
 
     Returns
     -------
@@ -155,6 +167,8 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=256):
         raise ValueError(f"{op}: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")
     if not isinstance(k_block, int) or k_block < 1:
         raise ValueError(f"{op}: k_block must be a positive int, got {k_block!r}")
+    if small_k_block is not None and (not isinstance(small_k_block, int) or small_k_block < 1):
+        raise ValueError(f"{op}: small_k_block must be a positive int or None, got {small_k_block!r}")
     a, b = _operand(a, "a", op), _operand(b, "b", op)
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"{op}: inner dimensions differ: a has shape {a.shape}, b has shape {b.shape}")
@@ -170,10 +184,14 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=256):
     dropped = [(p, q) for p in range(d.terms) for q in range(d.terms) if (p, q) not in taken]
     representation = (np.matmul(mag_a, res_b) + np.matmul(res_a, mag_b) + np.matmul(res_a, res_b)
                       + sum(np.matmul(parts_a[p], parts_b[q]) for p, q in dropped))
-    magnitude = sum(np.matmul(parts_a[p], parts_b[q]) for p, q in d.products)
-    g, absolute = _accumulation(d, k, engine, k_block)
+    big = np.matmul(parts_a[0], parts_b[0])
+    small = sum((np.matmul(parts_a[p], parts_b[q]) for p, q in d.products if p + q), np.zeros_like(big))
+    magnitude = big + small
+    g_big, g_small, absolute = _accumulation(d, k, engine, k_block,
+                                             max(k, 1) if small_k_block is None else small_k_block)
+    g = max(g_big, g_small)
     sigma = scale_a * scale_b
-    bound = representation + g * magnitude + absolute * sigma + (ETA32 if pow2 else 0.0)
+    bound = representation + g_big * big + g_small * small + absolute * sigma + (ETA32 if pow2 else 0.0)
     bound = _round_up(bound, k + 4 * d.terms ** 2)
     overflow = (1 + g) * np.maximum(magnitude, magnitude / sigma) + bound >= FP32_MAX * (1 - 2.0 ** -20)
     return np.where(overflow | _nonfinite(a, b), np.inf, bound)
@@ -220,7 +238,8 @@ def _fft_pass(d, r, n, engine, k_block):
     fmt = d.format
     taken = set(d.products)
     pi = [(1 + u) * u ** p for p in range(t)]
-    g, acc_abs = _accumulation(d, 2 * r, engine, k_block)
+    g_big, g_small, acc_abs = _accumulation(d, 2 * r, engine, k_block, k_block)
+    g = max(g_big, g_small)
     weight = {(p, q): (g if (p, q) in taken else 1.0) for p in range(t) for q in range(t)}
     rel = 2 * s + s * s + sum(pi[p] * pi[q] * w for (p, q), w in weight.items() if (p, q) not in taken)
     rel += g * sum(pi[p] * pi[q] for p, q in taken)

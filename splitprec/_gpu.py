@@ -1,16 +1,19 @@
 """The GPU engine: split on the device, multiply the parts on tensor cores, combine.
 
-Three engines run a scheme's narrow products, all under the same arithmetic model (docs/kernels.md):
-each narrow product's tensor-core accumulation spans k-blocks of at most 256, every k-block's partial
-sum is promoted into float32 with round-to-nearest adds, and the small products (i + j > 0) share
-one accumulator kept apart from hi*hi and added before it (Ootomo & Yokota, arXiv 2203.03341).
+Three engines run a scheme's narrow products. Tensor cores accumulate by truncation, so every
+engine keeps hi*hi in its own accumulator, promotes its partial sum into float32 with
+round-to-nearest adds at least every 512 values of k, and adds the small products (i + j > 0),
+which share one accumulator, before it (Ootomo & Yokota, arXiv 2203.03341). The model is
+``accuracy.gemm_bound(..., engine="gpu")`` (docs/bounds.md, section 5).
 
+- ``"cublas"`` (``"auto"``): cuBLAS GEMMs with float32 output: the small products as one GEMM over
+  their stacked K (2**-shift smaller, so their truncating chain costs 2**-shift less), then hi*hi
+  over k-chunks of ``_CUBLAS_CHUNK`` with ``beta = 1``, so each chunk is added with a
+  round-to-nearest float32 add. The fastest engine for every scheme on the H200.
 - ``"sm90"``: ``kernels/gemm_split_sm90.cu`` (wgmma from shared memory, Hopper), and ``"sm80"``:
-  ``kernels/gemm_split_sm80.cu`` (mma.sync); both with a cp.async pipeline, promoting every
-  128-byte k-block (64 bf16/fp16 or 32 tf32 values of k), one launch for all products.
-  ``"auto"`` takes sm90 for multi-part schemes on compute capability 9.0, sm80 otherwise.
-- ``"cublas"``: cuBLAS GEMMs with float32 output over k-chunks whose stacked K is at most 256,
-  ``beta = 1`` so each chunk is added with a round-to-nearest float32 add. A baseline.
+  ``kernels/gemm_split_sm80.cu`` (mma.sync); both with a cp.async pipeline, promoting the small
+  products and hi*hi every 128-byte k-block (64 bf16/fp16 or 32 tf32 values of k), one launch for
+  all products.
 
 Parts are written once by ``kernels/split_terms_sm80.cu``: A as (terms, batch, m, K') and B
 transposed as (terms, batch, n, K'), K' = K zero-padded to whole k-blocks.
@@ -114,9 +117,9 @@ def instantiations():
             GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes})}
 
 
-def padded_k(k, d, multiple_bytes=_BLOCK_BYTES):
-    """K rounded up to whole k-blocks of ``multiple_bytes`` bytes of parts."""
-    per_block = multiple_bytes // _ELEMENT_BYTES[d.base]
+def padded_k(k, d):
+    """K rounded up to whole k-blocks of the kernels (``_BLOCK_BYTES`` bytes of parts)."""
+    per_block = _BLOCK_BYTES // _ELEMENT_BYTES[d.base]
     return -(-k // per_block) * per_block
 
 
@@ -219,16 +222,9 @@ def _gemm_rawkernel(pa, pb, c, d, tile, *, wgmma):
 
 _CUDA_TYPE = {"tf32": 0, "bf16": 14, "fp16": 2}            # CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F
 _CUBLAS_COMPUTE = {"tf32": 77, "bf16": 68, "fp16": 68}     # COMPUTE_32F_FAST_TF32, COMPUTE_32F
-_CUBLAS_CHUNK = 256                                         # longest tensor-core chain, in k
-
-
-def _cublas_chunk(d):
-    """Per-product k-chunk of the stacked small-product GEMM: stacked K = products * chunk <= 256."""
-    small = sum(1 for i, j in d.products if i + j > 0)
-    chunk = _CUBLAS_CHUNK
-    while small and small * chunk > _CUBLAS_CHUNK:
-        chunk //= 2
-    return chunk
+# k of hi*hi per cuBLAS call (its truncating chain): the error grows in proportion to it, and these
+# keep the fp32-class schemes at 0.3-0.4x cuBLAS SGEMM's error (benchmarks/gemm_chunks.py, H200).
+_CUBLAS_CHUNK = {"tf32": 256, "bf16": 512, "fp16": 512}
 
 
 def _stack(op, pairs_side, chunk):
@@ -266,22 +262,23 @@ def _cublas_accumulate(c, a, b, k_total, lda, step, d):
             c.data.ptr, 0, n, m * n, batch, _CUBLAS_COMPUTE[d.base], -1)
 
 
-def _gemm_cublas(pa, pb, c, d):
-    """The scheme's product by cuBLAS over promoted k-chunks (small products first, then hi*hi)."""
+def _gemm_cublas(pa, pb, c, d, chunk=None):
+    """The scheme's product by cuBLAS: the small products as one GEMM over their stacked K (they
+    are 2**-shift smaller, so their truncating chain costs 2**-shift less), then hi*hi over
+    k-chunks of ``chunk`` promoted with beta = 1, added last."""
     import cupy
     kp = pa.parts.shape[-1]
     small = [(i, j) for i, j in d.products if i + j > 0]
     c[...] = 0
     if small:
-        chunk = _cublas_chunk(d)
-        stacked_a = _stack(pa, [i for i, _ in small], chunk)
-        stacked_b = _stack(pb, [j for _, j in small], chunk)
-        width = len(small) * chunk
-        _cublas_accumulate(c, stacked_b, stacked_a, kp // chunk * width, kp // chunk * width,
-                           (width, width), d)
+        stacked_a = _stack(pa, [i for i, _ in small], kp)
+        stacked_b = _stack(pb, [j for _, j in small], kp)
+        width = len(small) * kp
+        _cublas_accumulate(c, stacked_b, stacked_a, width, width, (width, width), d)
         c *= np.float32(2.0 ** -_small_shift(d))
     big = cupy.zeros_like(c)
-    _cublas_accumulate(big, pb.parts[0], pa.parts[0], kp, kp, (_CUBLAS_CHUNK, _CUBLAS_CHUNK), d)
+    chunk = chunk or _CUBLAS_CHUNK[d.base]
+    _cublas_accumulate(big, pb.parts[0], pa.parts[0], kp, kp, (chunk, chunk), d)
     c += big
     return c
 
@@ -300,9 +297,9 @@ def matmul(a, b, d, *, engine="auto", tile=None):
         return cupy.zeros(batch_shape + (m, n), np.float32)
     if engine not in ENGINES:
         raise ValueError(f"matmul: unknown GPU engine {engine!r}; expected one of {ENGINES}")
-    if engine == "auto":    # measured at n = 8192 (benchmarks/gemm_profile.py): wgmma wins with 2-3 parts
-        engine = "sm90" if cupy.cuda.Device().compute_capability == "90" and d.terms > 1 else "sm80"
-    pad = padded_k(k, d, _cublas_chunk(d) * _ELEMENT_BYTES[d.base]) if engine == "cublas" else padded_k(k, d)
+    if engine == "auto":    # the fastest for every scheme at n = 8192 (benchmarks/gemm_chunks.py)
+        engine = "cublas"
+    pad = padded_k(k, d)
     pa = split_operand(_flatten(a, batch_shape, batch), d, transpose=False, pad=pad)
     pb = split_operand(_flatten(b, batch_shape, batch), d, transpose=True, pad=pad)
     c = cupy.empty((batch, m, n), np.float32)

@@ -70,12 +70,16 @@ def test_gemm_bound_is_inf_where_the_product_is_nonfinite_or_may_overflow():
     assert np.isinf(bound[0, 0]) and np.isfinite(bound[1, 0]) and np.isinf(bound[2, 0])
 
 
-def test_gemm_bound_gpu_model_is_wider_than_cpu_for_long_k():
+def test_gemm_bound_gpu_model_is_wider_than_cpu_within_one_block_and_grows_with_blocks():
     rng = np.random.default_rng(2)
+    a, b = cases.normal(rng, (2, 512)), cases.normal(rng, (512, 2))
+    assert np.all(gemm_bound(a, b, "bf16x9", "gpu") > gemm_bound(a, b, "bf16x9"))   # truncation
     a, b = cases.normal(rng, (2, 4096)), cases.normal(rng, (4096, 2))
-    cpu, gpu = gemm_bound(a, b, "bf16x9"), gemm_bound(a, b, "bf16x9", "gpu")
-    assert np.all(gpu > cpu)
-    assert np.all(gemm_bound(a, b, "bf16x9", "gpu", k_block=4096) > gpu)
+    gpu = gemm_bound(a, b, "bf16x9", "gpu", k_block=256, small_k_block=256)
+    assert np.all(gemm_bound(a, b, "bf16x9", "gpu", k_block=256) > gpu)          # small: all of k
+    assert np.all(gemm_bound(a, b, "bf16x9", "gpu", k_block=4096, small_k_block=256) > gpu)
+    with pytest.raises(ValueError, match=r"^gemm_bound: small_k_block must be a positive int or None"):
+        gemm_bound(a, b, "bf16x9", "gpu", small_k_block=0)
 
 
 def test_gemm_bound_broadcasts_batches_like_matmul():
