@@ -6,14 +6,18 @@ round-to-nearest adds at least every 512 values of k, and adds the small product
 which share one accumulator, before it (Ootomo & Yokota, arXiv 2203.03341). The model is
 ``accuracy.gemm_bound(..., engine="gpu")`` (docs/bounds.md, section 5).
 
-- ``"cublas"`` (``"auto"``): cuBLAS GEMMs with float32 output: the small products as one GEMM over
-  their stacked K (2**-shift smaller, so their truncating chain costs 2**-shift less), then hi*hi
-  over k-chunks of ``_CUBLAS_CHUNK`` with ``beta = 1``, so each chunk is added with a
-  round-to-nearest float32 add. The fastest engine for every scheme on the H200.
 - ``"sm90"``: ``kernels/gemm_split_sm90.cu`` (wgmma from shared memory, Hopper), and ``"sm80"``:
   ``kernels/gemm_split_sm80.cu`` (mma.sync); both with a cp.async pipeline, promoting the small
   products and hi*hi every 128-byte k-block (64 bf16/fp16 or 32 tf32 values of k), one launch for
-  all products.
+  all products, float32 subnormals kept. ``"auto"`` takes sm90 for multi-part schemes on compute
+  capability 9.0, sm80 otherwise.
+- ``"cublas"``: cuBLAS GEMMs with float32 output: the small products as one GEMM over their
+  stacked K (2**-shift smaller, so their truncating chain costs 2**-shift less), then hi*hi over
+  k-chunks of ``_CUBLAS_CHUNK`` with ``beta = 1``, so each chunk is added with a round-to-nearest
+  float32 add. Faster than the kernels from about 8192^3 on (tf32x3: 65.7 against 34.8 TFLOP/s,
+  benchmarks/results/gemm-2026-11-30-72fbe8f.json) and slower below, but not the default: its
+  scaling and final additions run in CuPy kernels, which flush float32 subnormals, and the
+  accuracy report saw that break the bound on tiny inputs.
 
 Parts are written once by ``kernels/split_terms_sm80.cu``: A as (terms, batch, m, K') and B
 transposed as (terms, batch, n, K'), K' = K zero-padded to whole k-blocks.
@@ -297,8 +301,8 @@ def matmul(a, b, d, *, engine="auto", tile=None):
         return cupy.zeros(batch_shape + (m, n), np.float32)
     if engine not in ENGINES:
         raise ValueError(f"matmul: unknown GPU engine {engine!r}; expected one of {ENGINES}")
-    if engine == "auto":    # the fastest for every scheme at n = 8192 (benchmarks/gemm_chunks.py)
-        engine = "cublas"
+    if engine == "auto":    # measured at n = 8192 (benchmarks/gemm_profile.py): wgmma wins with 2-3 parts
+        engine = "sm90" if cupy.cuda.Device().compute_capability == "90" and d.terms > 1 else "sm80"
     pad = padded_k(k, d)
     pa = split_operand(_flatten(a, batch_shape, batch), d, transpose=False, pad=pad)
     pb = split_operand(_flatten(b, batch_shape, batch), d, transpose=True, pad=pad)
