@@ -45,7 +45,7 @@ KERNEL_FILE = "fft_stockham_sm90.cu"
 KERNEL_ELEMENTS = 4096           # complex values per CTA of the kernel (FFT_ELEMENTS)
 KERNEL_THREADS = 256
 _FORMAT_CODE = {"tf32": 0, "bf16": 1}
-GPU_ROWS = 1 << 20               # rows per GEMM-engine call (its split kernel's grid limit is 65535 * 32)
+GPU_ROWS = 1 << 20               # rows per GEMM-engine call: bounds the engine's temporary parts
 
 
 def factorize(n):

@@ -155,3 +155,8 @@ def test_exact_reference_error_is_negligible_against_every_bound():
 def test_every_float32_scheme_of_the_registry_is_bounded():
     expected = [n for n in splitprec.dtypes() if splitprec.dtype(n).target == "float32"]
     assert schemes() == expected and len(expected) >= 8
+
+
+def test_fft_radices_are_the_engines_plan():
+    from splitprec import _fft_engine                  # the bound must describe what the code runs
+    assert all(fft_radices(n) == _fft_engine.factorize(n) for n in range(1, 5000))
