@@ -11,6 +11,8 @@ import numpy as np
 
 import splitprec
 
+from .reference import _nonfinite_pattern
+
 U32 = 2.0 ** -24                    # unit roundoff of float32 round-to-nearest
 U_TRUNCATE = 2.0 ** -23             # one-sided error of a truncating (tensor-core) add
 FP32_MAX = float(np.finfo(np.float32).max)
@@ -110,17 +112,6 @@ def _accumulation(d, k, engine, k_block, small_k_block):
     return chain(1, k_block), chain(n - 1, small_k_block), 4 * (2 * n * k + n * (blocks + 1)) * 2 * ETA32
 
 
-def _nonfinite(a, b):
-    """Where the float64 product is NaN/inf because an input is (finite entries act as signs)."""
-    fa, fb = np.isfinite(a), np.isfinite(b)
-    if fa.all() and fb.all():
-        return np.zeros(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1]),
-                        bool)
-    with np.errstate(invalid="ignore"):
-        return ~np.isfinite(np.matmul(np.where(fa, np.sign(a), a).astype(np.float64),
-                                      np.where(fb, np.sign(b), b).astype(np.float64)))
-
-
 def gemm_bound(a, b, dtype, engine="cpu", *, k_block=512, small_k_block=None):
     """Per-entry bound on ``|splitprec.matmul(a, b, dtype=dtype) - a @ b|`` (exact product).
 
@@ -194,7 +185,8 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=512, small_k_block=None):
     bound = representation + g_big * big + g_small * small + absolute * sigma + (ETA32 if pow2 else 0.0)
     bound = _round_up(bound, k + 4 * d.terms ** 2)
     overflow = (1 + g) * np.maximum(magnitude, magnitude / sigma) + bound >= FP32_MAX * (1 - 2.0 ** -20)
-    return np.where(overflow | _nonfinite(a, b), np.inf, bound)
+    pattern = _nonfinite_pattern(a, b)
+    return np.where(overflow if pattern is None else overflow | ~np.isfinite(pattern), np.inf, bound)
 
 
 # ---- FFT (docs/bounds.md, "FFT") ------------------------------------------------------------
