@@ -236,7 +236,7 @@ def _fft_pass(d, r, n, engine, k_block):
     rel = 2 * s + s * s + sum(pi[p] * pi[q] * w for (p, q), w in weight.items() if (p, q) not in taken)
     rel += g * sum(pi[p] * pi[q] for p, q in taken)
     norm_d = _dft_block_norm(r)
-    eta_t = fmt.smallest_subnormal / 2 * 2.0 ** (-(t - 1) * d.shift)
+    eta_t = d.underflow_error
     eta_b = fmt.smallest_subnormal / 2
     sum_pi = sum(pi[p] * w for (p, q), w in weight.items())
     sum_one = sum(weight.values())
