@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 import splitprec
+from splitprec._gpu import hi_block
 
 from .reference import _nonfinite_pattern
 
@@ -112,7 +113,7 @@ def _accumulation(d, k, engine, k_block, small_k_block):
     return chain(1, k_block), chain(n - 1, small_k_block), 4 * (2 * n * k + n * (blocks + 1)) * 2 * ETA32
 
 
-def gemm_bound(a, b, dtype, engine="cpu", *, k_block=512, small_k_block=None):
+def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
     """Per-entry bound on ``|splitprec.matmul(a, b, dtype=dtype) - a @ b|`` (exact product).
 
     Parameters
@@ -124,9 +125,10 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=512, small_k_block=None):
     engine : {"cpu", "gpu"}
         Accumulator model: float32 round-to-nearest (the reference engine) or truncating
         tensor-core accumulators over k-blocks, blocks added in float32 RN.
-    k_block : int, keyword-only
+    k_block : int or None, keyword-only
         Longest run of k of hi*hi that the GPU engine accumulates in the tensor core before
-        promoting (every GPU engine of splitprec promotes within 512).
+        promoting; None: the longest of splitprec's GPU engines for this scheme
+        (``splitprec._gpu.hi_block``: 512 for tf32 parts, 1024 for bf16 and fp16).
     small_k_block : int or None, keyword-only
         The same for the chain shared by the small products (i + j > 0); None: all of k (the
         cuBLAS engine runs them as one GEMM; the kernels promote them every k-block too).
@@ -156,8 +158,8 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=512, small_k_block=None):
     d = _scheme(dtype, op)
     if engine not in ENGINES:
         raise ValueError(f"{op}: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")
-    if not isinstance(k_block, int) or k_block < 1:
-        raise ValueError(f"{op}: k_block must be a positive int, got {k_block!r}")
+    if k_block is not None and (not isinstance(k_block, int) or k_block < 1):
+        raise ValueError(f"{op}: k_block must be a positive int or None, got {k_block!r}")
     if small_k_block is not None and (not isinstance(small_k_block, int) or small_k_block < 1):
         raise ValueError(f"{op}: small_k_block must be a positive int or None, got {small_k_block!r}")
     a, b = _operand(a, "a", op), _operand(b, "b", op)
@@ -178,7 +180,7 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=512, small_k_block=None):
     big = np.matmul(parts_a[0], parts_b[0])
     small = sum((np.matmul(parts_a[p], parts_b[q]) for p, q in d.products if p + q), np.zeros_like(big))
     magnitude = big + small
-    g_big, g_small, absolute = _accumulation(d, k, engine, k_block,
+    g_big, g_small, absolute = _accumulation(d, k, engine, k_block or hi_block(d),
                                              max(k, 1) if small_k_block is None else small_k_block)
     g = max(g_big, g_small)
     sigma = scale_a * scale_b
@@ -194,10 +196,19 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=512, small_k_block=None):
 _TWIDDLE64 = 2.0 ** -48     # |fl64(cos/sin(-2 pi t / n)) - exact| (angle and libm rounding)
 _RADICES = (16, 8, 4, 2)
 _ODD_RADICES = (7, 5, 3)
+_STEP, _TWO_STEPS_MAX = 4096, 2 ** 24    # longest transform of one step; longest in two steps
 
 
 def fft_radices(n):
-    """Stockham radices of splitprec.fft for length ``n`` (largest first); None: Bluestein."""
+    """Radices of splitprec.fft's passes for length ``n``, in the order they run; None: Bluestein.
+
+    Stockham passes take the largest radices first; a power of two ``4096 < n <= 2**24`` runs two
+    steps, ``n1 = n / n2`` then ``n2`` (256 up to ``2**20``, else 4096), each by its own passes,
+    the twiddles ``exp(-2 pi i c k1 / n)`` between them (section "FFT", two steps).
+    """
+    if n & (n - 1) == 0 and _STEP < n <= _TWO_STEPS_MAX:
+        n2 = 256 if n <= 2 ** 20 else _STEP
+        return fft_radices(n // n2) + fft_radices(n2)
     radices = []
     for r in _ODD_RADICES:
         while n % r == 0:

@@ -5,9 +5,9 @@ exact product), then times each case with CUDA events (warm-up, median of ``--re
 data, measures the normwise error against a float64 product, and writes
 ``benchmarks/results/gemm-<date>-<sha>.json``. TFLOP/s = 2*m*n*k*batch / time. Anchors: cuBLAS
 SGEMM / TF32 / BF16 / DGEMM (cupy's cuBLAS bindings) and XLA's DotAlgorithmPreset X3/X6/X9 when
-jax imports. Rows: ``<scheme>`` is the public ``sp.matmul`` (engine "auto": wgmma on the H200),
-``<scheme>_sm80`` the mma.sync kernel and ``<scheme>_cublas`` the cuBLAS engine (both skipped
-above 8192^3 of work, for device time). Usage: ``PYTHONPATH=. python3 benchmarks/gemm.py [--quick] [--out DIR]``.
+jax imports. Rows: ``<scheme>`` is the public ``sp.matmul`` (engine "auto"), ``<scheme>_sm90`` the
+wgmma kernel and ``<scheme>_cublas`` the cuBLAS engine (both skipped above 8192^3 of work, for
+device time). Usage: ``PYTHONPATH=. python3 benchmarks/gemm.py [--quick] [--out DIR]``.
 """
 import argparse
 import datetime
@@ -36,7 +36,7 @@ CANDIDATE_TILES = [_gpu.Tile(4, 2, 4, 2), _gpu.Tile(4, 2, 4, 3), _gpu.Tile(2, 4,
                    _gpu.Tile(4, 2, 2, 3), _gpu.Tile(2, 2, 4, 4)]
 XLA_PRESETS = {"tf32x3": "TF32_TF32_F32_X3", "bf16x3": "BF16_BF16_F32_X3", "bf16x6": "BF16_BF16_F32_X6",
                "bf16x9": "BF16_BF16_F32_X9", "tf32": "TF32_TF32_F32", "bf16": "BF16_BF16_F32"}
-OTHER_ENGINES_MAX_WORK = 2 * 8192 ** 3   # sm80 and cublas rows are skipped on larger cases
+OTHER_ENGINES_MAX_WORK = 2 * 8192 ** 3   # sm90 and cublas rows are skipped on larger cases
 
 
 def check_accuracy():
@@ -158,7 +158,7 @@ def run_case(m, n, k, batch, reps, tiles, with_xla):
         d = sp.dtype(name)
         _gpu.TILES[name] = tiles.get(name, _gpu.DEFAULT_TILE)
         rows.append((name, time_ms(lambda: sp.matmul(a, b, dtype=d), reps), rel_error(sp.matmul(a, b, dtype=d), ref)))
-        for engine in ("sm80", "cublas") if flops <= OTHER_ENGINES_MAX_WORK else ():
+        for engine in ("sm90", "cublas") if flops <= OTHER_ENGINES_MAX_WORK else ():
             other = lambda: _gpu.matmul(a, b, d, engine=engine)   # noqa: E731
             rows.append((f"{name}_{engine}", time_ms(other, reps), rel_error(other(), ref)))
     if with_xla and batch == 1 and m == n == k and m in (4096, 8192):

@@ -7,7 +7,6 @@ error against a float64 product. It chooses ``splitprec._gpu._CUBLAS_CHUNK``.
 import argparse
 
 import cupy
-import numpy as np
 
 import splitprec as sp
 from splitprec import _gpu
@@ -29,22 +28,14 @@ def main():
     print(f"cublas_sgemm {flops / sgemm_ms / 1e9:.1f} TFLOP/s error {rel_error(a @ b, ref):.2e}", flush=True)
     for name in ("fp16x3", "tf32x3", "bf16x6", "bf16x9", "bf16x3"):
         d = sp.dtype(name)
-        pad = _gpu.padded_k(n, d)
         for chunk in map(int, args.chunks.split(",")):
-            c = cupy.empty((1, n, n), np.float32)
-
             def run():
-                pa = _gpu.split_operand(a[None], d, transpose=False, pad=pad)
-                pb = _gpu.split_operand(b[None], d, transpose=True, pad=pad)
-                _gpu._gemm_cublas(pa, pb, c, d, chunk=chunk)
-                return pa, pb
-            pa, pb = run()
-            result = c if pa.exponent is None else \
-                cupy.ldexp(c, pa.exponent[:, :, None] + pb.exponent[:, None, :]).astype(np.float32)
+                return _gpu.matmul(a, b, d, engine="cublas", chunk=chunk)
+            result = run()
             ms = time_ms(run, 10)
             tflops = flops / ms / 1e9
             print(f"{name:7s} chunk {chunk:5d}: {tflops:6.1f} TFLOP/s  x{sgemm_ms / ms:5.2f} SGEMM  "
-                  f"error {rel_error(result[0], ref):.2e}", flush=True)
+                  f"error {rel_error(result, ref):.2e}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
-"""Where the GEMM time goes: engine-only times of the wgmma and mma.sync kernels, the split alone,
-and the public call's overhead (non-finite checks), at one size; ``--one`` runs a single product
-for a profiler (``ncu --clock-control none -k regex:gemm_split python3 benchmarks/gemm_profile.py --one``).
+"""Where the GEMM time goes at one size: per engine the product alone; for the cuBLAS engine each
+stage (split of A and of B, each small-product group, the hi*hi chunks, the pow2 unscaling); and the
+public call's overhead (non-finite checks). ``--one SCHEME`` runs a single wgmma product for a
+profiler (``ncu --clock-control none -k regex:gemm_split python3 benchmarks/gemm_profile.py --one bf16x6``).
+Usage: ``PYTHONPATH=. python3 benchmarks/gemm_profile.py [--n 8192]``.
 """
 import argparse
 
@@ -12,9 +14,34 @@ from splitprec import _gpu
 from benchmarks.gemm import time_ms
 
 
+def cublas_stages(a, b, d, reps):
+    """Milliseconds of each stage of the cuBLAS engine on (1, n, n) operands."""
+    pad = _gpu.padded_k(a.shape[-1], d)
+    pa = _gpu.split_stacked(a, d, transpose=False, pad=pad)
+    pb = _gpu.split_stacked(b, d, transpose=True, pad=pad)
+    c = cupy.empty((1, a.shape[1], b.shape[1]), np.float32)
+    kp = pad
+    stages = {"split A": lambda: _gpu.split_stacked(a, d, transpose=False, pad=pad),
+              "split B": lambda: _gpu.split_stacked(b, d, transpose=True, pad=pad)}
+    for s, first, count in _gpu._diagonals(d):
+        stages[f"i+j={s} (k={count * kp})"] = lambda s=s, first=first, count=count: _gpu._cublas_gemm(
+            c, pa, pb, d, a_col=first * kp, b_col=(d.terms - 1 - s + first) * kp, k=count * kp, alpha=1.0, beta=1.0)
+    chunk = _gpu._CUBLAS_CHUNK[d.base]
+
+    def hi():
+        for k0 in range(0, kp, chunk):
+            _gpu._cublas_gemm(c, pa, pb, d, a_col=k0, b_col=(d.terms - 1) * kp + k0, k=min(chunk, kp - k0),
+                              alpha=1.0, beta=1.0)
+    stages[f"hi*hi ({-(-kp // chunk)} x k={chunk})"] = hi
+    if pa.exponent is not None:
+        stages["unscale"] = lambda: _gpu._unscale(c, pa, pb)
+    return {name: time_ms(fn, reps) for name, fn in stages.items()}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=8192)
+    parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--one", metavar="SCHEME", help="run one sm90 product of SCHEME and stop")
     args = parser.parse_args()
     a, b = (cupy.random.standard_normal((args.n, args.n), dtype=np.float32) for _ in range(2))
@@ -23,17 +50,15 @@ def main():
         cupy.cuda.Device().synchronize()
         return
     flops = 2.0 * args.n ** 3
-    print(f"n={args.n}: TFLOP/s (2n^3/t) of the engine alone, the split alone (ms), public overhead (ms)")
+    print(f"n={args.n}: TFLOP/s (2n^3/t) per engine; cuBLAS engine stages (ms); public - engine (ms)")
     for name in sp.dtypes():
         d = sp.dtype(name)
-        pad = _gpu.padded_k(args.n, d)
-        split_ms = time_ms(lambda: (_gpu.split_operand(a[None], d, transpose=False, pad=pad),
-                                    _gpu.split_operand(b[None], d, transpose=True, pad=pad)), 10)
-        t90 = time_ms(lambda: _gpu.matmul(a, b, d, engine="sm90"), 10)
-        t80 = time_ms(lambda: _gpu.matmul(a, b, d, engine="sm80"), 10)
-        public = time_ms(lambda: sp.matmul(a, b, dtype=d), 10)
-        print(f"{name:7s} sm90 {flops / t90 / 1e9:6.1f}  sm80 {flops / t80 / 1e9:6.1f}  split {split_ms:6.2f} ms  "
-              f"public - engine(auto) {public - min(t90, t80):6.2f} ms", flush=True)
+        times = {e: time_ms(lambda e=e: _gpu.matmul(a, b, d, engine=e), args.reps) for e in ("sm90", "cublas")}
+        public = time_ms(lambda: sp.matmul(a, b, dtype=d), args.reps)
+        stages = cublas_stages(a[None], b[None], d, args.reps)
+        print(f"{name:7s} " + "  ".join(f"{e} {flops / t / 1e9:6.1f}" for e, t in times.items())
+              + f"  public - engine(auto) {public - times[_gpu.auto_engine(d, args.n, args.n, args.n, 1)]:5.2f} ms"
+              + "\n        " + ", ".join(f"{s} {t:.3f}" for s, t in stages.items()), flush=True)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 // Split float32 matrices into narrow part matrices for the split GEMM: the same parts as
 // splitprec.split.split (each part = residual rounded to nearest-even; a value above the format's
 // largest finite value is split toward zero; pow2 schemes scale each row of A / column of B by
-// 2**-exponent first), written K-major and zero-padded along K to whole 64-byte k-blocks.
+// 2**-exponent first), written K-major and zero-padded along K to whole 128-byte k-blocks. Row and
+// part strides are arguments: the split GEMM kernels read (terms, batch, rows, K') and the cuBLAS
+// engine (batch, rows, terms * K'), where a negative part stride lays B's parts out last to first.
 #include "common/pow2.cuh"
 #include "common/split.cuh"
 
@@ -34,8 +36,9 @@ split_terms_sm80(const float* x,        // (batch, rows, cols) float32, finite
                  void* out,             // TERMS x (batch, out rows, out cols) parts
                  const int* exponent,   // (batch, rows) or (batch, cols) when TRANSPOSE; null: none
                  int rows, int cols,    // input shape
-                 int pad,               // K padded: cols_pad (A) or rows_pad (B), a multiple of 64 bytes
-                 long long term_stride) // elements from one part matrix to the next
+                 int pad,               // K padded: cols_pad (A) or rows_pad (B), whole 128-byte k-blocks
+                 long long row_stride,  // elements from one output row to the next (>= pad)
+                 long long term_stride) // elements from one part to the next (may be negative)
 {
   __shared__ float tile[TILE][TILE + 1];  // (TILE rows, TILE cols) of x, padded against bank conflicts
   const int z = blockIdx.z, c0 = blockIdx.x * TILE;
@@ -55,7 +58,7 @@ split_terms_sm80(const float* x,        // (batch, rows, cols) float32, finite
       if (orow >= out_rows || ocol >= out_cols) continue;
       const float v = TRANSPOSE ? tile[threadIdx.x][r] : tile[r][threadIdx.x];
       const int e = exponent ? exponent[static_cast<long long>(z) * out_rows + orow] : 0;
-      split_value<FMT, TERMS, SHIFT>(v, e, parts, (static_cast<long long>(z) * out_rows + orow) * out_cols + ocol,
+      split_value<FMT, TERMS, SHIFT>(v, e, parts, (static_cast<long long>(z) * out_rows + orow) * row_stride + ocol,
                                      term_stride);
     }
     __syncthreads();   // the tile is refilled by the next row block

@@ -1,27 +1,26 @@
 """The GPU engine: split on the device, multiply the parts on tensor cores, combine.
 
 Three engines run a scheme's narrow products. Tensor cores accumulate by truncation, so every
-engine keeps hi*hi in its own accumulator, promotes its partial sum into float32 with
-round-to-nearest adds at least every 512 values of k, and adds the small products (i + j > 0),
-which share one accumulator, before it (Ootomo & Yokota, arXiv 2203.03341). The model is
+engine keeps hi*hi in its own accumulator and promotes its partial sum into float32 with
+round-to-nearest adds at least every ``hi_block(d)`` values of k, and adds the small products
+(i + j > 0) before it (Ootomo & Yokota, arXiv 2203.03341). The model is
 ``accuracy.gemm_bound(..., engine="gpu")`` (docs/bounds.md, section 5).
 
 - ``"sm90"``: ``kernels/gemm_split_sm90.cu`` (wgmma from shared memory, Hopper), and ``"sm80"``:
   ``kernels/gemm_split_sm80.cu`` (mma.sync); both with a cp.async pipeline, promoting the small
   products and hi*hi every 128-byte k-block (64 bf16/fp16 or 32 tf32 values of k), one launch for
-  all products, float32 subnormals kept. ``"auto"`` takes sm90 for multi-part schemes on compute
-  capability 9.0, sm80 otherwise.
-- ``"cublas"``: cuBLAS GEMMs with float32 output: the small products as one GEMM over their
-  stacked K (2**-shift smaller, so their truncating chain costs 2**-shift less), then hi*hi over
-  k-chunks of ``_CUBLAS_CHUNK`` with ``beta = 1``, so each chunk is added with a round-to-nearest
-  float32 add. Faster than the kernels from about 8192^3 on (tf32x3: 65.7 against 34.8 TFLOP/s,
-  benchmarks/results/gemm-2026-11-30-72fbe8f.json) and slower below, but not the default: its
-  scaling and final additions run in CuPy kernels, which flush float32 subnormals, and the
-  accuracy report saw that break the bound on tiny inputs.
+  all products. Parts: A as (terms, batch, m, K'), B transposed as (terms, batch, n, K').
+- ``"cublas"``: cuBLAS GEMMs with float32 output over parts stacked along K (A's first to last,
+  B's last to first, (batch, rows, terms * K')): each group of small products with one ``i + j``
+  is one GEMM over a contiguous K window, then hi*hi runs in k-chunks of ``_CUBLAS_CHUNK``; every
+  call after the first adds into the result with ``beta = 1``, one round-to-nearest float32 add.
+  Power-of-two scaling is undone by ``kernels/scale_pow2_sm80.cu``.
 
-Parts are written once by ``kernels/split_terms_sm80.cu``: A as (terms, batch, m, K') and B
-transposed as (terms, batch, n, K'), K' = K zero-padded to whole k-blocks.
+K' is K zero-padded to whole 128-byte k-blocks; the split (``kernels/split_terms_sm80.cu``) writes
+either layout, bit for bit the parts of ``splitprec.split``, float32 subnormals kept. ``"auto"``
+takes cuBLAS from ``CUBLAS_MIN_WORK`` multiply-adds on, the kernels below.
 """
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +29,7 @@ import numpy as np
 SPLIT_FILE = "split_terms_sm80.cu"
 GEMM_FILE = "gemm_split_sm80.cu"
 GEMM90_FILE = "gemm_split_sm90.cu"
+SCALE_FILE = "scale_pow2_sm80.cu"
 ENGINES = ("auto", "sm90", "sm80", "cublas")
 _FORMAT_CODE = {"tf32": 0, "bf16": 1, "fp16": 2}
 _ELEMENT_BYTES = {"tf32": 4, "bf16": 2, "fp16": 2}
@@ -118,7 +118,8 @@ def instantiations():
     schemes = [dtype(name) for name in dtypes() if dtype(name).base in _FORMAT_CODE]
     return {SPLIT_FILE: sorted({split_expression(d, transpose=t) for d in schemes for t in (False, True)}),
             GEMM_FILE: sorted({gemm_expression(d, TILES.get(d.name, DEFAULT_TILE)) for d in schemes}),
-            GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes})}
+            GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes}),
+            SCALE_FILE: ["scale_rows_cols"]}
 
 
 def padded_k(k, d):
@@ -127,55 +128,106 @@ def padded_k(k, d):
     return -(-k // per_block) * per_block
 
 
-def _pow2_exponent_bits(x, fmt, axis):
-    """``splitprec.split._pow2_exponent`` computed on the bit patterns of finite float32 ``x``.
+@functools.lru_cache(maxsize=None)
+def _exponent_kernel(emax):
+    """Reduction: the pow2 exponent of a float32 slice from the integer bits of its largest magnitude.
 
-    cupy compiles its elementwise kernels with -ftz=true, so ``abs``/``max``/``frexp`` on float32
-    would flush subnormal slices to zero; integer maxima and float64 keep them.
+    ``splitprec.split._pow2_exponent`` (``peak = f * 2**e``, f in [0.5, 1), exponent ``e - emax``,
+    0 for an all-zero slice) in one pass; integer bits, because cupy compiles its kernels with
+    -ftz=true and float32 ``abs``/``max``/``frexp`` would flush subnormal slices to zero.
     """
     import cupy
-    magnitude = x.view(np.int32) & np.int32(0x7FFFFFFF)
-    if magnitude.shape[axis] == 0:
-        return cupy.zeros(magnitude.sum(axis=axis, keepdims=True).shape, np.int32)
-    peak = magnitude.max(axis=axis, keepdims=True)
-    biased, fraction = peak >> 23, peak & np.int32(0x7FFFFF)
-    _, sub_e = cupy.frexp(fraction.astype(np.float64))            # subnormal: peak = fraction * 2**-149
-    e = cupy.where(biased > 0, biased - 126, sub_e - 149)          # peak = f * 2**e, f in [0.5, 1)
-    return cupy.where(peak > 0, e - fmt.emax, 0).astype(np.int32)
+    return cupy.ReductionKernel(
+        "float32 x", "int32 e", "__float_as_int(x) & 0x7FFFFFFF", "max(a, b)",
+        f"e = a == 0 ? 0 : ((a >> 23) > 0 ? (a >> 23) - 126 : 32 - __clz(a & 0x7FFFFF) - 149) - {emax}",
+        "0", f"splitprec_pow2_exponent_{emax}")
+
+
+def _pow2_exponent_bits(x, fmt, axis):
+    """Per-slice exponents of finite float32 ``x`` (batch, rows, cols) along ``axis``: (batch, slices)."""
+    import cupy
+    return cupy.ascontiguousarray(_exponent_kernel(fmt.emax)(x, axis=axis))
+
+
+@functools.lru_cache(maxsize=None)
+def _bits_test_kernel(test):
+    """Reduction ``any(test(bits))`` over float32 bit patterns: one pass, no boolean temporary."""
+    import cupy
+    return cupy.ReductionKernel("float32 x", "bool y", f"({test})", "a || b", "y = a", "false",
+                                f"splitprec_any_bits_{abs(hash(test))}")
+
+
+def any_nonfinite(x):
+    """True when float32 cupy ``x`` holds a NaN or an infinity."""
+    return bool(_bits_test_kernel("(__float_as_int(x) & 0x7F800000) == 0x7F800000")(x))
+
+
+def any_nan(x):
+    """True when float32 cupy ``x`` holds a NaN."""
+    return bool(_bits_test_kernel("(__float_as_int(x) & 0x7FFFFFFF) > 0x7F800000")(x))
 
 
 @dataclass(frozen=True)
 class Operand:
-    """Split operand: ``parts`` (terms, batch, rows, K') K-major; ``exponent`` (batch, rows) or None."""
+    """Split operand: ``parts`` in the layout of the engine that reads it; ``exponent`` (batch, rows)
+    or None."""
 
     parts: object
     exponent: object
 
 
+def _split_into(x, d, out, exponent, *, transpose, pad, row_stride, term_stride):
+    """Write the parts of ``x`` (batch, rows, cols) into flat ``out``: part i of output row r, k-column
+    c at ``out[i * term_stride + r * row_stride + c]`` (rows counted across the batch)."""
+    from ._launch import launch
+    batch, rows, cols = x.shape
+    out_rows = cols if transpose else rows
+    grid = (-(-(cols if transpose else pad) // 32),
+            min(-(-(pad if transpose else rows) // 32), _MAX_GRID_Y), 1)   # the kernel loops over y
+    for z0 in range(0, batch, _MAX_GRID_Z):
+        z1 = min(batch, z0 + _MAX_GRID_Z)
+        launch(SPLIT_FILE, split_expression(d, transpose=transpose), grid[:2] + (z1 - z0,), (32, 8, 1),
+               (x[z0:z1], out[z0 * out_rows * row_stride:], None if exponent is None else exponent[z0:z1],
+                np.int32(rows), np.int32(cols), np.int32(pad), np.int64(row_stride), np.int64(term_stride)))
+
+
+def _exponent(x, d, transpose):
+    return _pow2_exponent_bits(x, d.format, -2 if transpose else -1) if d.scaling == "pow2" else None
+
+
 def split_operand(x, d, *, transpose, pad):
-    """Parts of ``x`` (batch, rows, cols) float32, finite, C-contiguous; B is given with transpose=True.
+    """Parts of ``x`` (batch, rows, cols) float32, finite, C-contiguous, for the split GEMM kernels:
+    (terms, batch, rows, K') K-major; B is given with transpose=True.
 
     Accuracy: the parts equal ``splitprec.split.split(x, d, axis=...)`` bit for bit, checked by
     ``tests/test_kernels_gemm.py::test_split_kernel_matches_split``.
     """
     import cupy
-    from ._launch import launch
     batch, rows, cols = x.shape
-    out_rows = cols if transpose else rows
-    storage = np.float32 if d.base == "tf32" else np.uint16
-    parts = cupy.empty((d.terms, batch, out_rows, pad), storage)
-    exponent = None
-    if d.scaling == "pow2":
-        exponent = _pow2_exponent_bits(x, d.format, -2 if transpose else -1)
-        exponent = cupy.ascontiguousarray(exponent.reshape(batch, out_rows))
-    grid = (-(-(cols if transpose else pad) // 32),
-            min(-(-(pad if transpose else rows) // 32), _MAX_GRID_Y), batch)   # the kernel loops over y
-    for z0 in range(0, batch, _MAX_GRID_Z):
-        z1 = min(batch, z0 + _MAX_GRID_Z)
-        launch(SPLIT_FILE, split_expression(d, transpose=transpose), grid[:2] + (z1 - z0,), (32, 8, 1),
-               (x[z0:z1], parts[:, z0:z1], None if exponent is None else exponent[z0:z1],
-                np.int32(rows), np.int32(cols), np.int32(pad), np.int64(parts[0].size)))
+    parts = cupy.empty((d.terms, batch, cols if transpose else rows, pad), _storage(d))
+    exponent = _exponent(x, d, transpose)
+    _split_into(x, d, parts.reshape(-1), exponent, transpose=transpose, pad=pad, row_stride=pad,
+                term_stride=parts[0].size)
     return Operand(parts, exponent)
+
+
+def split_stacked(x, d, *, transpose, pad):
+    """Parts of ``x`` for the cuBLAS engine: (batch, rows, terms * K'), one row holding its parts side by
+    side along K, A's (transpose=False) first to last and B's last to first, so that every group of
+    products with one ``i + j`` is one contiguous K window of both operands. The same parts as
+    :func:`split_operand`."""
+    import cupy
+    batch, rows, cols = x.shape
+    stacked = cupy.empty((batch, cols if transpose else rows, d.terms * pad), _storage(d))
+    flat = stacked.reshape(-1)
+    exponent = _exponent(x, d, transpose)
+    _split_into(x, d, flat[(d.terms - 1) * pad:] if transpose else flat, exponent, transpose=transpose,
+                pad=pad, row_stride=d.terms * pad, term_stride=-pad if transpose else pad)
+    return Operand(stacked, exponent)
+
+
+def _storage(d):
+    return np.float32 if d.base == "tf32" else np.uint16
 
 
 SHARED_LIMIT = 227 * 1024    # dynamic shared memory per block on sm_80 / sm_90
@@ -226,69 +278,95 @@ def _gemm_rawkernel(pa, pb, c, d, tile, *, wgmma):
 
 _CUDA_TYPE = {"tf32": 0, "bf16": 14, "fp16": 2}            # CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F
 _CUBLAS_COMPUTE = {"tf32": 77, "bf16": 68, "fp16": 68}     # COMPUTE_32F_FAST_TF32, COMPUTE_32F
-# k of hi*hi per cuBLAS call (its truncating chain): the error grows in proportion to it, and these
-# keep the fp32-class schemes at 0.3-0.4x cuBLAS SGEMM's error (benchmarks/gemm_chunks.py, H200).
-_CUBLAS_CHUNK = {"tf32": 256, "bf16": 512, "fp16": 512}
+# k of hi*hi per cuBLAS call (its truncating chain): the error grows in proportion to it
+# (benchmarks/gemm_chunks.py, H200); these keep the fp32-class schemes below cuBLAS SGEMM's error.
+_CUBLAS_CHUNK = {"tf32": 512, "bf16": 1024, "fp16": 1024}
 
 
-def _stack(op, pairs_side, chunk):
-    """Parts of the small products laid out (batch, rows, K'/chunk, products, chunk): one k-chunk of
-    every small product is one contiguous stacked block of K."""
-    import cupy
-    parts = op.parts[list(pairs_side)]                          # (P, batch, rows, K')
-    p, batch, rows, kp = parts.shape
-    blocks = parts.reshape(p, batch, rows, kp // chunk, chunk)
-    return cupy.ascontiguousarray(blocks.transpose(1, 2, 3, 0, 4))
+def hi_block(d):
+    """The longest run of k over which a GPU engine accumulates hi*hi in the tensor core before a
+    round-to-nearest promotion (``k_block`` of ``accuracy.gemm_bound(..., engine="gpu")``)."""
+    return max(_CUBLAS_CHUNK[d.base], _BLOCK_BYTES // _ELEMENT_BYTES[d.base])
 
 
-def _cublas_accumulate(c, a, b, k_total, lda, step, d):
-    """``c += a_chunk @ b_chunk`` for every k-chunk, beta = 1: one round-to-nearest add per chunk.
+def _diagonals(d):
+    """The small products grouped by ``s = i + j``, smallest first: ``(s, first i, count)``. With A's
+    parts stacked first to last and B's last to first, each group is one K window of both."""
+    groups = {}
+    for i, j in d.products:
+        if i + j:
+            groups.setdefault(i + j, []).append(i)
+    out = []
+    for s in sorted(groups, reverse=True):
+        first = min(groups[s])
+        if sorted(groups[s]) != list(range(first, first + len(groups[s]))):
+            raise ValueError(f"cublas engine: scheme {d.name!r} takes products {d.products}; each i + j "
+                             f"must take a contiguous range of i")
+        out.append((s, first, len(groups[s])))
+    return out
 
-    ``a`` holds B's parts (n rows) and ``b`` A's parts (m rows): column-major C^T = B^T A^T is the
-    row-major C. ``step`` = (elements of k per chunk, element offset between chunks).
-    """
+
+def _cublas_gemm(c, pa, pb, d, *, a_col, b_col, k, alpha, beta):
+    """``c = alpha * A[..., a_col:a_col+k] @ B[..., b_col:b_col+k]^T + beta * c`` by one
+    ``cublasGemmStridedBatchedEx`` on stacked operands (float32 output: beta = 1 is one
+    round-to-nearest add). Column-major C^T = B A^T is the row-major C."""
     from cupy import cuda
     from cupy_backends.cuda.libs import cublas
     batch, m, n = c.shape
-    one = np.ones(1, np.float32)
-    handle = cuda.device.get_cublas_handle()
-    kind, offset = step
-    item = a.itemsize
-    a_batch = 0 if a.shape[0] == 1 and batch > 1 else a[0].size
-    b_batch = 0 if b.shape[0] == 1 and batch > 1 else b[0].size
-    for first in range(0, k_total, kind):
-        kc = min(kind, k_total - first)
-        shift = first // kind * offset * item
-        cublas.gemmStridedBatchedEx(
-            handle, 1, 0, n, m, kc, one.ctypes.data,
-            a.data.ptr + shift, _CUDA_TYPE[d.base], lda, a_batch,
-            b.data.ptr + shift, _CUDA_TYPE[d.base], lda, b_batch, one.ctypes.data,
-            c.data.ptr, 0, n, m * n, batch, _CUBLAS_COMPUTE[d.base], -1)
+    a, b = pa.parts, pb.parts
+    ld, item = a.shape[-1], a.itemsize
+    scalars = np.array([alpha, beta], np.float32)
+    cublas.gemmStridedBatchedEx(
+        cuda.device.get_cublas_handle(), 1, 0, n, m, k, scalars.ctypes.data,
+        b.data.ptr + b_col * item, _CUDA_TYPE[d.base], ld, 0 if b.shape[0] < batch else b[0].size,
+        a.data.ptr + a_col * item, _CUDA_TYPE[d.base], ld, 0 if a.shape[0] < batch else a[0].size,
+        scalars.ctypes.data + 4, c.data.ptr, 0, n, m * n, batch, _CUBLAS_COMPUTE[d.base], -1)
 
 
 def _gemm_cublas(pa, pb, c, d, chunk=None):
-    """The scheme's product by cuBLAS: the small products as one GEMM over their stacked K (they
-    are 2**-shift smaller, so their truncating chain costs 2**-shift less), then hi*hi over
-    k-chunks of ``chunk`` promoted with beta = 1, added last."""
-    import cupy
-    kp = pa.parts.shape[-1]
-    small = [(i, j) for i, j in d.products if i + j > 0]
-    c[...] = 0
-    if small:
-        stacked_a = _stack(pa, [i for i, _ in small], kp)
-        stacked_b = _stack(pb, [j for _, j in small], kp)
-        width = len(small) * kp
-        _cublas_accumulate(c, stacked_b, stacked_a, width, width, (width, width), d)
-        c *= np.float32(2.0 ** -_small_shift(d))
-    big = cupy.zeros_like(c)
+    """The scheme's product of stacked operands by cuBLAS: each group of small products with one
+    ``i + j`` as one GEMM over its stacked K (smallest first, scaled by 2**-(i+j)*shift), then hi*hi
+    in k-chunks of ``chunk``; each call adds its chain to ``c`` with one round-to-nearest add."""
+    kp = pa.parts.shape[-1] // d.terms
+    calls = [(first * kp, (d.terms - 1 - s + first) * kp, count * kp, 2.0 ** (-s * d.shift))
+             for s, first, count in _diagonals(d)]
     chunk = chunk or _CUBLAS_CHUNK[d.base]
-    _cublas_accumulate(big, pb.parts[0], pa.parts[0], kp, kp, (chunk, chunk), d)
-    c += big
+    calls += [(k0, (d.terms - 1) * kp + k0, min(chunk, kp - k0), 1.0) for k0 in range(0, kp, chunk)]
+    for index, (a_col, b_col, k, alpha) in enumerate(calls):
+        _cublas_gemm(c, pa, pb, d, a_col=a_col, b_col=b_col, k=k, alpha=alpha, beta=float(index > 0))
     return c
 
 
-def matmul(a, b, d, *, engine="auto", tile=None):
+def _unscale(c, pa, pb):
+    """Undo pow2 scaling in place: ``c *= 2**(row + col)``, one rounding, subnormals kept."""
+    from ._launch import launch
+    batch, m, n = c.shape
+    rows = batch * m
+    launch(SCALE_FILE, "scale_rows_cols", (min(rows, 1 << 16), 1, 1), (256, 1, 1),
+           (c, pa.exponent, pb.exponent, np.int32(m), np.int32(n), np.int64(rows),
+            np.int32(m if pa.exponent.shape[0] == batch else 0),
+            np.int32(n if pb.exponent.shape[0] == batch else 0)))
+    return c
+
+
+# Products of at least this many multiply-adds (m*n*k*batch) run on the cuBLAS engine under "auto";
+# below it the kernels' single launch wins (benchmarks/gemm.py on the H200, see docs/kernels.md).
+CUBLAS_MIN_WORK = 2 ** 33
+
+
+def auto_engine(d, m, n, k, batch):
+    """The engine ``"auto"`` runs: cuBLAS for large products, else wgmma for multi-part schemes on
+    compute capability 9.0 and mma.sync otherwise."""
+    import cupy
+    if m * n * k * batch >= CUBLAS_MIN_WORK:
+        return "cublas"
+    return "sm90" if cupy.cuda.Device().compute_capability == "90" and d.terms > 1 else "sm80"
+
+
+def matmul(a, b, d, *, engine="auto", tile=None, chunk=None):
     """``a @ b`` (cupy float32, finite, ndim >= 2, batch dimensions broadcast) in scheme ``d``.
+
+    ``tile``: the mma.sync kernel's launch shape; ``chunk``: the cuBLAS engine's hi*hi k-chunk.
 
     Accuracy: ``accuracy.gemm_bound(a, b, d, engine="gpu")``, checked by
     ``tests/test_kernels_gemm.py::test_gpu_matmul_error_within_bound``.
@@ -301,18 +379,21 @@ def matmul(a, b, d, *, engine="auto", tile=None):
         return cupy.zeros(batch_shape + (m, n), np.float32)
     if engine not in ENGINES:
         raise ValueError(f"matmul: unknown GPU engine {engine!r}; expected one of {ENGINES}")
-    if engine == "auto":    # measured at n = 8192 (benchmarks/gemm_profile.py): wgmma wins with 2-3 parts
-        engine = "sm90" if cupy.cuda.Device().compute_capability == "90" and d.terms > 1 else "sm80"
+    if engine == "auto":
+        engine = auto_engine(d, m, n, k, batch)
     pad = padded_k(k, d)
-    pa = split_operand(_flatten(a, batch_shape, batch), d, transpose=False, pad=pad)
-    pb = split_operand(_flatten(b, batch_shape, batch), d, transpose=True, pad=pad)
+    a, b = _flatten(a, batch_shape, batch), _flatten(b, batch_shape, batch)
     c = cupy.empty((batch, m, n), np.float32)
     if engine == "cublas":
-        _gemm_cublas(pa, pb, c, d)
+        pa = split_stacked(a, d, transpose=False, pad=pad)
+        pb = split_stacked(b, d, transpose=True, pad=pad)
+        _gemm_cublas(pa, pb, c, d, chunk)
+        if pa.exponent is not None:
+            _unscale(c, pa, pb)
     else:
+        pa = split_operand(a, d, transpose=False, pad=pad)
+        pb = split_operand(b, d, transpose=True, pad=pad)
         _gemm_rawkernel(pa, pb, c, d, tile or TILES.get(d.name, DEFAULT_TILE), wgmma=engine == "sm90")
-    if pa.exponent is not None and engine == "cublas":
-        c = cupy.ldexp(c, pa.exponent[:, :, None] + pb.exponent[:, None, :]).astype(np.float32)
     return c.reshape(batch_shape + (m, n))
 
 

@@ -46,6 +46,11 @@ def _operand(x, name, op, d):
     return x.astype(np.float32, copy=False)
 
 
+def _any_nonfinite(x, xp):
+    """True when ``x`` holds NaN or inf (on the GPU one fused pass over the bits)."""
+    return _gpu.any_nonfinite(x) if xp is not np else not bool(np.isfinite(x).all())
+
+
 def _nonfinite_pattern(a, b, finite_a, finite_b, xp):
     """The product's values where non-finite inputs make it NaN/inf (finite elsewhere).
 
@@ -91,8 +96,9 @@ def _matmul2d(a, b, d, parts_a=None, parts_b=None):
     it; the GPU engine splits on the device).
     """
     xp = namespace(a, b)
-    finite_a, finite_b = xp.isfinite(a), xp.isfinite(b)
-    all_finite = bool(finite_a.all()) and bool(finite_b.all())
+    all_finite = not (_any_nonfinite(a, xp) or _any_nonfinite(b, xp))
+    if not all_finite:
+        finite_a, finite_b = xp.isfinite(a), xp.isfinite(b)
     clean_a = a if all_finite else xp.where(finite_a, a, np.float32(0))
     clean_b = b if all_finite else xp.where(finite_b, b, np.float32(0))
     with np.errstate(over="ignore", invalid="ignore"):   # overflow is handled just below
@@ -104,7 +110,7 @@ def _matmul2d(a, b, d, parts_a=None, parts_b=None):
             c = narrow_matmul(parts_a, parts_b, d)
         else:
             c = _gpu.matmul(clean_a, clean_b, d)
-        if bool(xp.isnan(c).any()):
+        if _gpu.any_nan(c) if xp is not np else bool(np.isnan(c).any()):
             c = _recompute_overflowed(clean_a, clean_b, c, xp)
     if all_finite:
         return c

@@ -46,7 +46,7 @@ def _nvrtc_compile(filename, expressions, arch):
 
 @pytest.mark.parametrize("filename, arch", [
     (_gpu.SPLIT_FILE, "90"), (_gpu.SPLIT_FILE, "80"), (_gpu.GEMM_FILE, "90"), (_gpu.GEMM_FILE, "80"),
-    (_gpu.GEMM90_FILE, "90")])          # wgmma exists on sm_90a only
+    (_gpu.GEMM90_FILE, "90"), (_gpu.SCALE_FILE, "90"), (_gpu.SCALE_FILE, "80")])   # wgmma: sm_90a only
 def test_every_kernel_instantiation_compiles_with_nvrtc(filename, arch):
     from cuda.bindings import nvrtc     # the test extra installs it: a missing wheel fails here
     expressions = _gpu.instantiations()[filename]
@@ -60,6 +60,28 @@ def test_instantiations_cover_every_scheme():
         d = sp.dtype(name)
         assert _gpu.gemm_expression(d, _gpu.TILES.get(name, _gpu.DEFAULT_TILE)) in listed[_gpu.GEMM_FILE]
         assert _gpu.gemm90_expression(d) in listed[_gpu.GEMM90_FILE]
+
+
+def test_cublas_groups_small_products_by_i_plus_j():
+    groups = {name: _gpu._diagonals(sp.dtype(name)) for name in ("bf16", "tf32x3", "fp16x3", "bf16x6", "bf16x9")}
+    assert groups == {"bf16": [], "tf32x3": [(1, 0, 2)], "fp16x3": [(1, 0, 2)],
+                      "bf16x6": [(2, 0, 3), (1, 0, 2)], "bf16x9": [(4, 2, 1), (3, 1, 2), (2, 0, 3), (1, 0, 2)]}
+
+
+def test_auto_engine_takes_cublas_from_its_work_threshold():
+    d = sp.dtype("bf16x6")
+    assert _gpu.auto_engine(d, 2048, 2048, _gpu.CUBLAS_MIN_WORK // 2048 ** 2, 1) == "cublas"
+    assert _gpu.auto_engine(d, 64, 64, 64, _gpu.CUBLAS_MIN_WORK // 64 ** 3 + 1) == "cublas"
+
+
+def test_gpu_bound_defaults_to_the_engines_longest_hi_block():
+    a, b = randn(8, 3000), randn(3000, 5)
+    for name in ("tf32x3", "bf16x9", "fp16x3"):
+        d = sp.dtype(name)
+        assert _gpu.hi_block(d) == _gpu._CUBLAS_CHUNK[d.base] >= 64
+        np.testing.assert_array_equal(gemm_bound(a, b, name, engine="gpu"),
+                                      gemm_bound(a, b, name, engine="gpu", k_block=_gpu.hi_block(d)))
+        assert (gemm_bound(a, b, name, engine="gpu") > gemm_bound(a, b, name, engine="gpu", k_block=64)).all()
 
 
 def _skip_without(engine):
@@ -93,6 +115,20 @@ def test_gpu_matmul_error_within_bound(m, k, n, name, engine):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("min_work", [0, 2 ** 62], ids=["cublas", "kernels"])
+@pytest.mark.parametrize("name", ALL_DTYPES)
+def test_gpu_matmul_edge_values_within_bound(name, min_work, monkeypatch):
+    """Huge, subnormal, zero and tie rows through ``sp.matmul`` on each engine "auto" may take:
+    subnormal results survive the cuBLAS epilogue's additions and the pow2 unscaling."""
+    import cupy
+    monkeypatch.setattr(_gpu, "CUBLAS_MIN_WORK", min_work)
+    a, b = _edge_values((40, 300)), randn(300, 36)
+    b[:, 1] *= np.float32(2.0 ** -100)                     # subnormal results from normal inputs
+    c = sp.matmul(cupy.asarray(a), cupy.asarray(b), dtype=name)
+    _within_gpu_bound(cupy.asnumpy(c), a, b, name)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", ALL_DTYPES)
 def test_gpu_matmul_agrees_with_cpu_engine(name):
     import cupy
@@ -114,18 +150,29 @@ def _edge_values(shape):
     return x
 
 
+def _as_kernel_layout(stacked, terms, transpose):
+    """cuBLAS engine parts (batch, rows, terms * K'), B's last to first, as (terms, batch, rows, K')."""
+    batch, rows, width = stacked.shape
+    parts = np.moveaxis(stacked.reshape(batch, rows, terms, width // terms), 2, 0)
+    return parts[::-1] if transpose else parts
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ALL_DTYPES)
 @pytest.mark.parametrize("transpose", [False, True])
-def test_split_kernel_matches_split(name, transpose):
+@pytest.mark.parametrize("layout", ["kernels", "stacked"])
+def test_split_kernel_matches_split(name, transpose, layout):
     import cupy
     d = sp.dtype(name)
     x = _edge_values((2, 37, 45))
     x = np.swapaxes(x, -1, -2).copy() if transpose else x   # the edge rows become edge columns of B
     pad = _gpu.padded_k(x.shape[-2] if transpose else x.shape[-1], d)
-    op = _gpu.split_operand(cupy.asarray(x), d, transpose=transpose, pad=pad)
+    splitter = _gpu.split_operand if layout == "kernels" else _gpu.split_stacked
+    op = splitter(cupy.asarray(x), d, transpose=transpose, pad=pad)
     ref = split(x, d, axis=-2 if transpose else -1)
     parts = cupy.asnumpy(op.parts)
+    if layout == "stacked":
+        parts = _as_kernel_layout(parts, d.terms, transpose)
     if d.base == "bf16":
         parts = (parts.astype(np.uint32) << 16).view(np.float32)
     elif d.base == "fp16":
