@@ -3,6 +3,8 @@
 // memory: the CTA keeps FFT_ELEMENTS complex values in shared memory and runs every Stockham pass of
 // splitprec/_fft_engine.py there (radix 16, then 8/4/2): the pass's sub-vectors times the real
 // 2r x 2r DFT block as a split-precision product on tensor cores (mma.sync), then the twiddles.
+// Lines are read and written with strides, and an optional table multiplies the outputs on store:
+// one launch is one step of the engine's two-step (four-step) transforms of length up to 2**24.
 // Target: the engine's arithmetic and accuracy.fft_bound(x, dtype, engine="gpu") (docs/kernels.md).
 #include "common/split.cuh"
 
@@ -26,6 +28,42 @@ __device__ __forceinline__ unsigned pack(float lo, float hi) {
 // Shared-memory slot of complex value i: bits 2-3 XORed with bits 4-5 and 8-9, so that the eight
 // rows of an mma fragment, which sit 16 or 256 values apart in some passes, hit different banks.
 __device__ __forceinline__ int swizzle(int i) { return i ^ ((((i >> 4) ^ (i >> 8)) & 3) << 2); }
+
+// The complex64 product a * b (float32 operations, as the engine's complex64 product).
+__device__ __forceinline__ float2 complex_mul(float2 a, float2 b) {
+  return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+// Local line and element of the i-th value a CTA moves between global and shared memory (i runs
+// over FFT_ELEMENTS in thread order). Elements fastest when a line is contiguous in global memory;
+// lines fastest when adjacent lines are adjacent values (a strided step): each warp then moves
+// min(lines, 4) lines x 8 elements, whole 32-byte sectors, two lanes per shared-memory bank.
+template <int LOG2N>
+__device__ __forceinline__ void io_slot(int i, bool lines_fast, int& line, int& elem) {
+  constexpr int LOG2L = 12 - LOG2N;                         // FFT_ELEMENTS = 2**12
+  constexpr int LOG2Q = LOG2L < 2 ? LOG2L : 2;
+  if (!lines_fast) {
+    line = i >> LOG2N;
+    elem = i & ((1 << LOG2N) - 1);
+    return;
+  }
+  const int rest = i >> (LOG2Q + 3);
+  line = ((rest & ((1 << (LOG2L - LOG2Q)) - 1)) << LOG2Q) | (i & ((1 << LOG2Q) - 1));
+  elem = ((rest >> (LOG2L - LOG2Q)) << 3) | ((i >> LOG2Q) & 7);
+}
+
+// Where the lines of one launch lie: line g is (b, c) = (g / 2**log2_lines, g % 2**log2_lines) and
+// its element j sits at b * batch_stride + c * line_stride + j * elem_stride.
+struct LineLayout {
+  int log2_lines;
+  long long batch_stride;
+  int line_stride, elem_stride;
+  __device__ __forceinline__ bool lines_fast() const { return log2_lines > 0 && line_stride == 1; }
+  __device__ __forceinline__ int within(long long g, int j) const {   // offset inside the batch
+    return static_cast<int>(g & ((1 << log2_lines) - 1)) * line_stride + j * elem_stride;
+  }
+  __device__ __forceinline__ long long batch(long long g) const { return (g >> log2_lines) * batch_stride; }
+};
 
 // Parts of x as splitprec.split makes them (shift 0, no scaling): part i rounds the residual left
 // by parts 0..i-1, and each residual is exact in float32.
@@ -101,18 +139,17 @@ __device__ void stockham_pass(const float2* src, float2* dst, int m, int log2q, 
         const int row = tile * 16 + g + 8 * half, s = row % SUB;
         const int j2 = s >> log2q, c = s & ((1 << log2q) - 1);
         float2 z = make_float2(small[2 * half] + big[2 * half], small[2 * half + 1] + big[2 * half + 1]);
-        if (m > 1) {
-          const float2 w = twiddle[j2 * R + k1];
-          z = make_float2(z.x * w.x - z.y * w.y, z.x * w.y + z.y * w.x);
-        }
+        if (m > 1) z = complex_mul(z, twiddle[j2 * R + k1]);
         dst[swizzle((row / SUB) * N + ((j2 * R + k1) << log2q) + c)] = z;
       }
     }
   }
 }
 
-// x, y: (lines, N) complex64; twiddle: the passes' (m, R) tables with m > 1, in pass order;
-// blocks: (2, TERMS, BLOCK_DIM, BLOCK_DIM) float32 parts of the radix-16 and last-radix DFT blocks.
+// x, y: the lines (LineLayout in and out); twiddle: the passes' (m, R) tables with m > 1, in pass
+// order; blocks: (2, TERMS, BLOCK_DIM, BLOCK_DIM) float32 parts of the radix-16 and last-radix DFT
+// blocks; table (used when use_table != 0): complex64 factors of the outputs, indexed by the output
+// offset inside the batch. x and y do not overlap.
 template <int FMT,         // part format: FMT_TF32 or FMT_BF16
           int TERMS,       // parts per value
           unsigned PAIRS,  // bit 3*i + j set: product of part i (data) and part j (DFT block) taken
@@ -120,13 +157,20 @@ template <int FMT,         // part format: FMT_TF32 or FMT_BF16
 __global__ void __launch_bounds__(FFT_WARPS * 32, 3)
 fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
                   const float2* __restrict__ twiddle, const float* __restrict__ blocks,
-                  long long lines) {
+                  const float2* __restrict__ table, int use_table, long long lines, int log2_lines,
+                  long long batch_stride, int in_line_stride, int in_elem_stride,
+                  int out_line_stride, int out_elem_stride) {
   extern __shared__ float2 smem[];                          // (2, FFT_ELEMENTS): ping-pong
   constexpr int N = 1 << LOG2N, R0 = 1 << (LOG2N % 4);
-  const long long first = static_cast<long long>(blockIdx.x) * FFT_ELEMENTS;
-  const long long total = lines * N;
-  for (int i = threadIdx.x; i < FFT_ELEMENTS; i += blockDim.x)
-    smem[swizzle(i)] = first + i < total ? x[first + i] : make_float2(0.f, 0.f);
+  const LineLayout in{log2_lines, batch_stride, in_line_stride, in_elem_stride};
+  const LineLayout out{log2_lines, batch_stride, out_line_stride, out_elem_stride};
+  const long long first = static_cast<long long>(blockIdx.x) * (FFT_ELEMENTS / N);   // first line
+  for (int i = threadIdx.x; i < FFT_ELEMENTS; i += blockDim.x) {
+    int line, j;
+    io_slot<LOG2N>(i, in.lines_fast(), line, j);
+    const long long g = first + line;
+    smem[swizzle(line * N + j)] = g < lines ? x[in.batch(g) + in.within(g, j)] : make_float2(0.f, 0.f);
+  }
   __syncthreads();
   float2 *src = smem, *dst = smem + FFT_ELEMENTS;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -147,6 +191,13 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
     src = dst;
     __syncthreads();
   }
-  for (int i = threadIdx.x; i < FFT_ELEMENTS; i += blockDim.x)
-    if (first + i < total) y[first + i] = src[swizzle(i)];
+  for (int i = threadIdx.x; i < FFT_ELEMENTS; i += blockDim.x) {
+    int line, k;
+    io_slot<LOG2N>(i, out.lines_fast(), line, k);
+    const long long g = first + line;
+    if (g >= lines) continue;
+    const int within = out.within(g, k);
+    const float2 z = src[swizzle(line * N + k)];
+    y[out.batch(g) + within] = use_table ? complex_mul(z, table[within]) : z;
+  }
 }

@@ -18,8 +18,17 @@ Arithmetic of one pass of radix ``r`` (``n = r * m`` at this pass):
    to complex64, in complex64 arithmetic (skipped on the last pass, where they are all 1), and
    stored transposed (Stockham autosort: no bit reversal).
 
-Radices are 16, 8, 4, 2 for the power-of-two part and 7, 5, 3 for the rest, largest first. A size
-with any other prime factor runs Bluestein's chirp-z algorithm: ``X_k = w_k * sum_j (x_j w_j)
+Radices are 16, 8, 4, 2 for the power-of-two part and 7, 5, 3 for the rest, largest first.
+
+A power of two ``4096 < n <= 2**24`` runs in two steps ("four-step", Bailey 1990): ``n = n1 * n2``
+with ``n2 = 256`` up to ``2**20`` and ``4096`` above (:func:`four_step_lengths`); step 1 transforms
+the ``n2`` strided lines ``x[n2 * j + c]`` (length ``n1``) by the passes above, multiplies output
+``k1`` of line ``c`` by ``exp(-2 pi i c k1 / n)`` (float64, rounded to complex64; complex64 product);
+step 2 transforms the ``n1`` contiguous lines of length ``n2`` and stores output ``k2`` of line
+``k1`` at ``k1 + n1 * k2``. Its passes are those of ``n1`` then those of ``n2``, every pass but the
+last followed by one twiddle product, as in a single Stockham plan (:func:`factorize`).
+
+A size with any other prime factor runs Bluestein's chirp-z algorithm: ``X_k = w_k * sum_j (x_j w_j)
 conj(w)_{k-j}`` with the chirp ``w_j = exp(-pi i j^2 / n)`` (float64, rounded to complex64), the
 convolution done by two power-of-two transforms of length ``m >= 2n - 1`` of this same engine and a
 complex64 product with the chirp's spectrum (computed in float64, divided by ``m``, rounded once).
@@ -27,7 +36,8 @@ complex64 product with the chirp's spectrum (computed in float64, divided by ``m
 On the GPU, power-of-two lengths 16..4096 in schemes of tf32 or bf16 parts without scaling run all
 their passes in one kernel, ``kernels/fft_stockham_sm90.cu`` (one read and one write of the data;
 the same passes, blocks, twiddles and split, each product promoted into float32 after every mma
-k-step); other cases run the passes above one by one.
+k-step); the four-step lengths run each step as one launch of that kernel (strided loads and
+stores, the step-1 twiddles applied on store); other cases run the passes above one by one.
 """
 import functools
 from dataclasses import dataclass
@@ -46,10 +56,22 @@ KERNEL_ELEMENTS = 4096           # complex values per CTA of the kernel (FFT_ELE
 KERNEL_THREADS = 256
 _FORMAT_CODE = {"tf32": 0, "bf16": 1}
 GPU_ROWS = 1 << 20               # rows per GEMM-engine call: bounds the engine's temporary parts
+FOUR_STEP_MAX = 1 << 24          # longest power of two run in two steps of at most 4096
+
+
+def four_step_lengths(n):
+    """``(n1, n2)`` of the two-step plan of length ``n``, or None (a single Stockham plan)."""
+    if n & (n - 1) or not KERNEL_ELEMENTS < n <= FOUR_STEP_MAX:
+        return None
+    n2 = 256 if n <= 1 << 20 else KERNEL_ELEMENTS
+    return n // n2, n2
 
 
 def factorize(n):
-    """Radices of the Stockham passes for ``n``, largest first; None if ``n`` needs Bluestein."""
+    """Radices of the passes for ``n`` in the order they run; None if ``n`` needs Bluestein."""
+    lengths = four_step_lengths(n)
+    if lengths is not None:
+        return factorize(lengths[0]) + factorize(lengths[1])
     radices = []
     for r in ODD_RADICES:
         while n % r == 0:
@@ -105,6 +127,7 @@ class Plan:
     spectrum: object = None    # complex64 (m,): FFT_m of the conjugate chirp, divided by m
     inner: object = None       # Plan of length m
     kernel: object = None      # (blocks, twiddles) device arrays of the fused kernel, or None
+    steps: object = None       # two-step plan: (Plan of n1, Plan of n2, complex64 twiddles (n1, n2))
 
 
 def kernel_supported(n, d):
@@ -128,6 +151,17 @@ def _kernel_operands(passes, d):
     tables = [np.asarray(step.twiddle).reshape(-1) for step in passes if step.twiddle is not None]
     twiddles = np.concatenate(tables) if tables else np.zeros(1, np.complex64)
     return _to_device(blocks, "gpu"), _to_device(twiddles, "gpu")
+
+
+@functools.lru_cache(maxsize=8)
+def four_step_twiddles(n1, n2):
+    """complex64 ``(n1, n2)``: ``exp(-2 pi i k1 c / (n1 n2))`` at ``[k1, c]``, float64 rounded once
+    (read-only, shared by the plans of every scheme)."""
+    rows = max(1, (1 << 20) // n2)                       # bounds the float64 temporaries
+    table = np.concatenate([_unit_roots(np.outer(np.arange(k, min(k + rows, n1)), np.arange(n2)),
+                                        n1 * n2).astype(np.complex64) for k in range(0, n1, rows)])
+    table.setflags(write=False)
+    return table
 
 
 def _to_device(x, device):
@@ -154,6 +188,11 @@ def _stockham_passes(radices, d, device):
 @functools.lru_cache(maxsize=64)
 def plan(n, d, device):
     """The plan of a length-``n`` transform in scheme ``d`` on ``device`` ("cpu" or "gpu"), cached."""
+    lengths = four_step_lengths(n)
+    if lengths is not None:
+        n1, n2 = lengths
+        return Plan(n, (), steps=(plan(n1, d, device), plan(n2, d, device),
+                                  _to_device(four_step_twiddles(n1, n2), device)))
     radices = factorize(n)
     if radices is not None:
         passes = _stockham_passes(radices, d, device)
@@ -171,16 +210,53 @@ def plan(n, d, device):
                 _to_device(spectrum, device), plan(m, d, device))
 
 
+def _launch_lines(x, y, p, d, lines, layout, table=None):
+    """One launch of the fused kernel: ``lines`` transforms of length ``p.n`` from ``x`` into ``y``.
+
+    ``layout = (log2 lines per batch, batch stride, input line stride, input element stride,
+    output line stride, output element stride)``: element ``j`` of line ``(b, c)`` is read at
+    ``b * batch_stride + c * line_stride + j * element_stride``; ``table`` (complex64, indexed by
+    the output offset within the batch) multiplies the outputs on store.
+    """
+    blocks, twiddles = p.kernel
+    grid = (-(-lines // (KERNEL_ELEMENTS // p.n)), 1, 1)
+    args = (x, y, twiddles, blocks, twiddles if table is None else table, np.int32(table is not None),
+            np.int64(lines), np.int32(layout[0]), np.int64(layout[1]), *map(np.int32, layout[2:]))
+    _launch.launch(KERNEL_FILE, kernel_expression(p.n, d), grid, (KERNEL_THREADS, 1, 1), args,
+                   shared_bytes=2 * KERNEL_ELEMENTS * 8)
+    return y
+
+
 def _fused(x, p, d):
     """The forward DFT of complex64 ``x`` (batch, n) by one launch of the fused kernel."""
     import cupy
     x = cupy.ascontiguousarray(x)
-    y = cupy.empty_like(x)
-    blocks, twiddles = p.kernel
-    grid = (-(-x.size // KERNEL_ELEMENTS), 1, 1)
-    _launch.launch(KERNEL_FILE, kernel_expression(p.n, d), grid, (KERNEL_THREADS, 1, 1),
-                   (x, y, twiddles, blocks, np.int64(x.shape[0])), shared_bytes=2 * KERNEL_ELEMENTS * 8)
-    return y
+    return _launch_lines(x, cupy.empty_like(x), p, d, x.shape[0], (0, p.n, 0, 1, 0, 1))
+
+
+def _fused_steps(x, p, d):
+    """The two-step transform of complex64 ``x`` (batch, n1 * n2): one launch per step."""
+    import cupy
+    first, second, table = p.steps
+    n1, n2, batch = first.n, second.n, x.shape[0]
+    x = cupy.ascontiguousarray(x)
+    z = _launch_lines(x, cupy.empty_like(x), first, d, batch * n2,
+                      (n2.bit_length() - 1, p.n, 1, n2, 1, n2), table)
+    return _launch_lines(z, cupy.empty_like(x), second, d, batch * n1,
+                         (n1.bit_length() - 1, p.n, n2, 1, 1, n1))
+
+
+def _steps(x, p, d, kernel):
+    """The two-step transform of complex64 ``x`` (batch, n1 * n2) (module docstring)."""
+    xp = namespace(x)
+    first, second, table = p.steps
+    n1, n2, batch = first.n, second.n, x.shape[0]
+    if kernel and first.kernel is not None and second.kernel is not None:
+        return _fused_steps(x, p, d)
+    lines = xp.ascontiguousarray(x.reshape(batch, n1, n2).transpose(0, 2, 1)).reshape(-1, n1)
+    z = _stockham(lines, first, d, kernel).reshape(batch, n2, n1).transpose(0, 2, 1) * table
+    z = _stockham(xp.ascontiguousarray(z).reshape(-1, n2), second, d, kernel)
+    return xp.ascontiguousarray(z.reshape(batch, n1, n2).transpose(0, 2, 1)).reshape(batch, p.n)
 
 
 def _gpu_block_product(rows, block, d):
@@ -197,6 +273,8 @@ def _gpu_block_product(rows, block, d):
 def _stockham(x, p, d, kernel=True):
     """Forward DFT along the last axis of complex64 ``x`` (batch, n) by the passes of ``p``."""
     xp = namespace(x)
+    if p.steps is not None:
+        return _steps(x, p, d, kernel)
     if kernel and p.kernel is not None:
         return _fused(x, p, d)
     batch, q = x.shape[0], 1

@@ -138,7 +138,7 @@ def _exponent_kernel(emax):
     """
     import cupy
     return cupy.ReductionKernel(
-        "float32 x", "int32 e", "__float_as_int(x) & 0x7FFFFFFF", "max(a, b)",
+        "float32 val", "int32 e", "__float_as_int(val) & 0x7FFFFFFF", "max(a, b)",
         f"e = a == 0 ? 0 : ((a >> 23) > 0 ? (a >> 23) - 126 : 32 - __clz(a & 0x7FFFFF) - 149) - {emax}",
         "0", f"splitprec_pow2_exponent_{emax}")
 
@@ -153,18 +153,18 @@ def _pow2_exponent_bits(x, fmt, axis):
 def _bits_test_kernel(test):
     """Reduction ``any(test(bits))`` over float32 bit patterns: one pass, no boolean temporary."""
     import cupy
-    return cupy.ReductionKernel("float32 x", "bool y", f"({test})", "a || b", "y = a", "false",
+    return cupy.ReductionKernel("float32 val", "bool y", f"({test})", "a || b", "y = a", "false",
                                 f"splitprec_any_bits_{abs(hash(test))}")
 
 
 def any_nonfinite(x):
     """True when float32 cupy ``x`` holds a NaN or an infinity."""
-    return bool(_bits_test_kernel("(__float_as_int(x) & 0x7F800000) == 0x7F800000")(x))
+    return bool(_bits_test_kernel("(__float_as_int(val) & 0x7F800000) == 0x7F800000")(x))
 
 
 def any_nan(x):
     """True when float32 cupy ``x`` holds a NaN."""
-    return bool(_bits_test_kernel("(__float_as_int(x) & 0x7FFFFFFF) > 0x7F800000")(x))
+    return bool(_bits_test_kernel("(__float_as_int(val) & 0x7FFFFFFF) > 0x7F800000")(x))
 
 
 @dataclass(frozen=True)

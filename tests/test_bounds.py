@@ -105,7 +105,9 @@ def test_gemm_bound_rejects_bad_arguments():
 
 
 @pytest.mark.parametrize("n, radices", [(1, []), (64, [16, 4]), (60, [5, 4, 3]), (97, None),
-                                        (2048, [16, 16, 8]), (343, [7, 7, 7])])
+                                        (2048, [16, 16, 8]), (343, [7, 7, 7]),
+                                        (2 ** 13, [16, 2, 16, 16]), (2 ** 22, [16, 16, 4, 16, 16, 16]),
+                                        (2 ** 25, [16] * 6 + [2]), (3 * 2 ** 13, [16, 16, 16, 3, 2])])
 def test_fft_radices_follow_the_documented_plan(n, radices):
     assert fft_radices(n) == radices
 
@@ -159,4 +161,5 @@ def test_every_float32_scheme_of_the_registry_is_bounded():
 
 def test_fft_radices_are_the_engines_plan():
     from splitprec import _fft_engine                  # the bound must describe what the code runs
-    assert all(fft_radices(n) == _fft_engine.factorize(n) for n in range(1, 5000))
+    sizes = [*range(1, 5000), *(2 ** e for e in range(13, 27)), 3 * 2 ** 13, 100000, 2 ** 20 + 7]
+    assert all(fft_radices(n) == _fft_engine.factorize(n) for n in sizes)

@@ -254,7 +254,7 @@ def test_large_fft_error_within_twice_float32_fft(n, dtype):
     assert _rel(sp.fft.fft(x, dtype=dtype), ref) <= 2 * _rel(scipy_fft.fft(x), ref)
 
 
-@pytest.mark.parametrize("n", [2 ** 4, 2 ** 10, 2 ** 16, 1000, 1009])
+@pytest.mark.parametrize("n", [2 ** 4, 2 ** 10, 2 ** 13, 2 ** 16, 1000, 1009, 4095])
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_fft_error_within_bound(n, dtype):
     x, ref = _accuracy_case(n, seed=1)
@@ -278,10 +278,41 @@ def test_dft_block_is_the_dft_matrix():
         assert _rel(y, naive) <= 2 * _rel(scipy_fft.fft(x), naive)
 
 
-@pytest.mark.parametrize("n, radices", [(4096, [16, 16, 16]), (2 ** 22, [16] * 5 + [4]),
+@pytest.mark.parametrize("n, radices", [(4096, [16, 16, 16]), (2 ** 13, [16, 2, 16, 16]),
+                                        (2 ** 22, [16, 16, 4, 16, 16, 16]), (2 ** 25, [16] * 6 + [2]),
                                         (1000, [8, 5, 5, 5]), (105, [7, 5, 3]), (1009, None)])
-def test_factorize_takes_largest_radices_first(n, radices):
+def test_factorize_takes_largest_radices_first_and_two_steps_in_order(n, radices):
     assert _fft_engine.factorize(n) == radices
+
+
+@pytest.mark.parametrize("n, lengths", [(4096, None), (2 ** 13, (32, 256)), (2 ** 20, (4096, 256)),
+                                        (2 ** 21, (512, 4096)), (2 ** 24, (4096, 4096)), (2 ** 25, None),
+                                        (3 * 2 ** 12, None)])
+def test_four_step_lengths_fit_one_step_each(n, lengths):
+    assert _fft_engine.four_step_lengths(n) == lengths
+
+
+@pytest.mark.parametrize("n", [2 ** 13, 2 ** 14, 2 ** 21])
+def test_four_step_decomposition_is_exact_in_complex128(n):
+    """F_n x = [F_n2 along c of (T * F_n1 along j of x[n2 j + c])][k1, k2] at k1 + n1 k2, with the
+    plan's twiddles T before their rounding to complex64: exact up to float64 rounding."""
+    n1, n2 = _fft_engine.four_step_lengths(n)
+    roots = _fft_engine._unit_roots(np.outer(np.arange(n1), np.arange(n2)), n)
+    np.testing.assert_array_equal(_fft_engine.four_step_twiddles(n1, n2), roots.astype(np.complex64))
+    x = _signal((n,), "c", seed=11).astype(np.complex128)
+    z = np.fft.fft(np.fft.fft(x.reshape(n1, n2), axis=0) * roots, axis=1)
+    assert _rel(z.T.reshape(n), np.fft.fft(x)) < 1e-14
+
+
+def test_four_step_plan_runs_its_two_steps():
+    """The length-2**13 transform is, bit for bit, the length-32 transforms of the strided lines,
+    the complex64 twiddle product, then the length-256 transforms, stored transposed."""
+    d, (n1, n2) = sp.dtype(DEFAULT), _fft_engine.four_step_lengths(2 ** 13)
+    x = _signal((3, n1 * n2), "c", seed=12)
+    z = _fft_engine.forward(np.ascontiguousarray(x.reshape(3, n1, n2).transpose(0, 2, 1)), d)
+    z = z.transpose(0, 2, 1) * _fft_engine.four_step_twiddles(n1, n2)
+    y = _fft_engine.forward(np.ascontiguousarray(z), d).transpose(0, 2, 1).reshape(3, n1 * n2)
+    np.testing.assert_array_equal(_fft_engine.forward(x, d), y)
 
 
 # -- properties ------------------------------------------------------------------------------
@@ -398,7 +429,7 @@ def test_every_fft_kernel_instantiation_compiles_with_nvrtc():
     from test_kernels_gemm import _nvrtc_compile
     # Every part format, part count and last radix (16, 2, 4, 8) appears once.
     cases = [("tf32", 16), ("bf16", 16), ("bf16x3", 32), ("tf32x3", 64), ("bf16x6", 128),
-             ("bf16x9", 4096), ("tf32x3", 4096)]
+             ("bf16x9", 4096), ("tf32x3", 4096), ("bf16x6", 512)]
     expressions = [_fft_engine.kernel_expression(n, sp.dtype(name)) for name, n in cases]
     result, log = _nvrtc_compile(_fft_engine.KERNEL_FILE, expressions, "90")
     assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, log
@@ -413,7 +444,7 @@ def _per_line_error(y, ref):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("n", [16, 512, 4096, 2 ** 22, 1009])
+@pytest.mark.parametrize("n", [16, 512, 4096, 2 ** 13, 2 ** 17, 2 ** 22, 2 ** 24, 1009, 4095])
 @pytest.mark.parametrize("dtype", FP32_CLASS)
 @pytest.mark.parametrize("kernel", [True, False], ids=["fused", "passes"])
 def test_gpu_fft_error_within_bound_and_twice_cufft(n, dtype, kernel):
@@ -423,6 +454,23 @@ def test_gpu_fft_error_within_bound_and_twice_cufft(n, dtype, kernel):
     y = _fft_engine.forward(cp.asarray(x), sp.dtype(dtype), kernel=kernel).get()
     assert (_per_line_error(y[:4], ref[:4]) <= _fft_bound(x[:4], dtype, engine="gpu")).all()
     assert _rel(y, ref) <= 2 * _rel(cp.fft.fft(cp.asarray(x)).get(), ref)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [2 ** 13, 2 ** 14, 2 ** 15, 2 ** 16, 2 ** 20, 2 ** 21, 2 ** 23])
+@pytest.mark.parametrize("dtype", ["tf32x3", DEFAULT])
+def test_gpu_two_step_kernel_agrees_with_cpu_engine(n, dtype):
+    """Both steps fused (strided lines, twiddles on store) against the CPU engine's same plan: the
+    difference stays within the sum of both engines' bounds, line by line."""
+    cp = _cupy()
+    x = _signal((3, n), "c", seed=13)
+    ref = np.fft.fft(x.astype(np.complex128))
+    y_gpu = _fft_engine.forward(cp.asarray(x), sp.dtype(dtype)).get()
+    y_cpu = _fft_engine.forward(x, sp.dtype(dtype))
+    tol = _fft_bound(x, dtype, engine="gpu") + _fft_bound(x, dtype)
+    assert (_per_line_error(y_gpu, y_cpu) * np.linalg.norm(y_cpu, axis=-1)
+            <= tol * np.linalg.norm(ref, axis=-1)).all()
+    assert _fft_engine.plan(n, sp.dtype(dtype), "gpu").steps[0].kernel is not None
 
 
 @pytest.mark.gpu
