@@ -138,8 +138,8 @@ def _exponent_kernel(emax):
     """
     import cupy
     return cupy.ReductionKernel(
-        "float32 val", "int32 e", "__float_as_int(val) & 0x7FFFFFFF", "max(a, b)",
-        f"e = a == 0 ? 0 : ((a >> 23) > 0 ? (a >> 23) - 126 : 32 - __clz(a & 0x7FFFFF) - 149) - {emax}",
+        "float32 val", "int32 exponent", "__float_as_int(val) & 0x7FFFFFFF", "max(a, b)",
+        f"exponent = a == 0 ? 0 : ((a >> 23) > 0 ? (a >> 23) - 126 : 32 - __clz(a & 0x7FFFFF) - 149) - {emax}",
         "0", f"splitprec_pow2_exponent_{emax}")
 
 
@@ -153,7 +153,7 @@ def _pow2_exponent_bits(x, fmt, axis):
 def _bits_test_kernel(test):
     """Reduction ``any(test(bits))`` over float32 bit patterns: one pass, no boolean temporary."""
     import cupy
-    return cupy.ReductionKernel("float32 val", "bool y", f"({test})", "a || b", "y = a", "false",
+    return cupy.ReductionKernel("float32 val", "bool found", f"({test})", "a || b", "found = a", "false",
                                 f"splitprec_any_bits_{abs(hash(test))}")
 
 
