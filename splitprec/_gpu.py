@@ -150,21 +150,21 @@ def _pow2_exponent_bits(x, fmt, axis):
 
 
 @functools.lru_cache(maxsize=None)
-def _bits_test_kernel(test):
+def _bits_test_kernel(test, name):
     """Reduction ``any(test(bits))`` over float32 bit patterns: one pass, no boolean temporary."""
     import cupy
     return cupy.ReductionKernel("float32 val", "bool found", f"({test})", "a || b", "found = a", "false",
-                                f"splitprec_any_bits_{abs(hash(test))}")
+                                f"splitprec_any_{name}")
 
 
 def any_nonfinite(x):
     """True when float32 cupy ``x`` holds a NaN or an infinity."""
-    return bool(_bits_test_kernel("(__float_as_int(val) & 0x7F800000) == 0x7F800000")(x))
+    return bool(_bits_test_kernel("(__float_as_int(val) & 0x7F800000) == 0x7F800000", "nonfinite")(x))
 
 
 def any_nan(x):
     """True when float32 cupy ``x`` holds a NaN."""
-    return bool(_bits_test_kernel("(__float_as_int(val) & 0x7FFFFFFF) > 0x7F800000")(x))
+    return bool(_bits_test_kernel("(__float_as_int(val) & 0x7FFFFFFF) > 0x7F800000", "nan")(x))
 
 
 @dataclass(frozen=True)
