@@ -6,7 +6,7 @@ data. Error: normwise against cupy's complex128 FFT (float64 convolution) of the
 GB/s counts one read of the input and one write of the output. Accuracy is checked first: every
 fp32-class row must be within 2x cuFFT's error (cupyx's for convolutions); a miss is reported and
 the script exits 1 after writing ``benchmarks/results/fft-<date>-<sha>.json``.
-Usage: ``PYTHONPATH=. python3 benchmarks/fft.py [--reps 10] [--out DIR]``; ``--table RESULTS.json``
+Usage: ``PYTHONPATH=. python3 benchmarks/fft.py [--reps 10] [--out DIR] [--sizes N ...] [--no-passes]``; ``--table RESULTS.json``
 prints the table of a saved run (no GPU needed).
 """
 import argparse
@@ -35,7 +35,7 @@ CONV = [(64, 2 ** 16, 1025, "same"), (1, 2 ** 22, 4097, "full")]   # (batch, n, 
 def check_accuracy():
     """Per-line error / ``fft_bound(engine="gpu")`` of both GPU engines; the number of lines over 1."""
     over = 0
-    for n in (256, 4096, 1009):
+    for n in (256, 4096, 2 ** 13, 2 ** 21, 1009, 4095):
         x = (np.random.default_rng(n).standard_normal((4, 2 * n)).astype(np.float32)).view(np.complex64)
         ref = np.fft.fft(x.astype(np.complex128))
         for name in SCHEMES:
@@ -57,7 +57,13 @@ def record(op, name, engine, n, batch, ms, nbytes, err):
             "gbps": nbytes / (ms * 1e-3) / 1e9, "rel_error": err}
 
 
-def c2c_case(n, reps):
+def fused(n, d):
+    """True when the GPU runs length ``n`` in scheme ``d`` by the fused kernel (one launch per step)."""
+    lengths = _fft_engine.four_step_lengths(n) or (n,)
+    return all(_fft_engine.kernel_supported(length, d) for length in lengths)
+
+
+def c2c_case(n, reps, passes):
     batch = max(1, TOTAL // n)
     rng = np.random.default_rng(n)
     x = rng.standard_normal((batch, 2 * n)).astype(np.float32).view(np.complex64)
@@ -69,8 +75,8 @@ def c2c_case(n, reps):
     for name in SCHEMES:
         d = sp.dtype(name)
         engines = [("passes", False)]
-        if _fft_engine.kernel_supported(n, d):
-            engines = [("fused", True), ("passes", False)]
+        if fused(n, d):
+            engines = [("fused", True)] + ([("passes", False)] if passes else [])
         elif _fft_engine.factorize(n) is None:
             engines = [("bluestein", True)]
         for engine, kernel in engines:
@@ -133,6 +139,9 @@ def main(argv=None):
     parser.add_argument("--out", default=str(pathlib.Path(__file__).parent / "results"))
     parser.add_argument("--no-fused", action="store_true", help="never launch the fused FFT kernel")
     parser.add_argument("--table", help="print the table of this saved results file and stop")
+    parser.add_argument("--sizes", type=int, nargs="+", default=C2C, help="C2C lengths (default: all)")
+    parser.add_argument("--no-passes", action="store_true",
+                        help="time the passes engine only where no fused kernel runs")
     args = parser.parse_args(argv)
     if args.table:
         print(table(json.loads(pathlib.Path(args.table).read_text())["results"]))
@@ -141,8 +150,8 @@ def main(argv=None):
         _fft_engine.kernel_supported = lambda n, d: False
     over = check_accuracy()
     head, results = header(), []
-    for n in C2C:
-        results += c2c_case(n, args.reps)
+    for n in args.sizes:
+        results += c2c_case(n, args.reps, not args.no_passes)
         print(f"fft n={n} done", flush=True)
     for n in R2C:
         results += r2c_case(n, args.reps)
