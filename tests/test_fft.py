@@ -457,13 +457,13 @@ def test_gpu_fft_error_within_bound_and_twice_cufft(n, dtype, kernel):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("n", [2 ** 13, 2 ** 14, 2 ** 15, 2 ** 16, 2 ** 20, 2 ** 21, 2 ** 23])
+@pytest.mark.parametrize("n", [2 ** 13, 2 ** 14, 2 ** 15, 2 ** 16, 2 ** 17, 2 ** 18])
 @pytest.mark.parametrize("dtype", ["tf32x3", DEFAULT])
 def test_gpu_two_step_kernel_agrees_with_cpu_engine(n, dtype):
     """Both steps fused (strided lines, twiddles on store) against the CPU engine's same plan: the
     difference stays within the sum of both engines' bounds, line by line."""
     cp = _cupy()
-    x = _signal((3, n), "c", seed=13)
+    x = _signal((2, n), "c", seed=13)
     ref = np.fft.fft(x.astype(np.complex128))
     y_gpu = _fft_engine.forward(cp.asarray(x), sp.dtype(dtype)).get()
     y_cpu = _fft_engine.forward(x, sp.dtype(dtype))
