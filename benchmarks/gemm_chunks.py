@@ -1,4 +1,4 @@
-"""The cuBLAS engine's speed and error against its hi*hi chunk and row panel (H200, n = 8192).
+"""The cuBLAS engine's speed and error against its hi*hi chunk (H200, n = 8192).
 
 ``PYTHONPATH=. python3 benchmarks/gemm_chunks.py [--n 8192]`` prints, per scheme and chunk, TFLOP/s
 (``2*n**3 / t``, split included), the ratio to cuBLAS SGEMM timed in the same run, and the normwise
@@ -18,7 +18,6 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=8192)
     parser.add_argument("--chunks", default="256,512,1024,2048,8192")
-    parser.add_argument("--panels", default="0", help="rows per hi*hi panel to try (0: all rows)")
     parser.add_argument("--schemes", default="fp16x3,tf32x3,bf16x6,bf16x9,bf16x3")
     args = parser.parse_args()
     n = args.n
@@ -30,13 +29,13 @@ def main():
     print(f"cublas_sgemm {flops / sgemm_ms / 1e9:.1f} TFLOP/s error {rel_error(a @ b, ref):.2e}", flush=True)
     for name in args.schemes.split(","):
         d = sp.dtype(name)
-        for chunk, panel in ((c, p) for c in map(int, args.chunks.split(",")) for p in map(int, args.panels.split(","))):
+        for chunk in map(int, args.chunks.split(",")):
             def run():
-                return _gpu.matmul(a, b, d, engine="cublas", chunk=chunk, panel=panel or None)
+                return _gpu.matmul(a, b, d, engine="cublas", chunk=chunk)
             result = run()
             ms = time_ms(run, 10)
             tflops = flops / ms / 1e9
-            print(f"{name:7s} chunk {chunk:5d} panel {panel:5d}: {tflops:6.1f} TFLOP/s  x{sgemm_ms / ms:5.2f} SGEMM  "
+            print(f"{name:7s} chunk {chunk:5d}: {tflops:6.1f} TFLOP/s  x{sgemm_ms / ms:5.2f} SGEMM  "
                   f"error {rel_error(result, ref):.2e}", flush=True)
 
 

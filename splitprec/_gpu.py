@@ -306,42 +306,35 @@ def _diagonals(d):
     return out
 
 
-def _cublas_gemm(c, pa, pb, d, *, a_col, b_col, k, alpha, beta, rows=None):
+def _cublas_gemm(c, pa, pb, d, *, a_col, b_col, k, alpha, beta):
     """``c = alpha * A[..., a_col:a_col+k] @ B[..., b_col:b_col+k]^T + beta * c`` by one
     ``cublasGemmStridedBatchedEx`` on stacked operands (float32 output: beta = 1 is one
-    round-to-nearest add), on the rows ``rows = (first, stop)`` of A and c only when given.
-    Column-major C^T = B A^T is the row-major C."""
+    round-to-nearest add). Column-major C^T = B A^T is the row-major C."""
     from cupy import cuda
     from cupy_backends.cuda.libs import cublas
     batch, m, n = c.shape
-    first, stop = rows or (0, m)
     a, b = pa.parts, pb.parts
     ld, item = a.shape[-1], a.itemsize
     scalars = np.array([alpha, beta], np.float32)
     cublas.gemmStridedBatchedEx(
-        cuda.device.get_cublas_handle(), 1, 0, n, stop - first, k, scalars.ctypes.data,
+        cuda.device.get_cublas_handle(), 1, 0, n, m, k, scalars.ctypes.data,
         b.data.ptr + b_col * item, _CUDA_TYPE[d.base], ld, 0 if b.shape[0] < batch else b[0].size,
-        a.data.ptr + (first * ld + a_col) * item, _CUDA_TYPE[d.base], ld, 0 if a.shape[0] < batch else a[0].size,
-        scalars.ctypes.data + 4, c.data.ptr + first * n * c.itemsize, 0, n, m * n, batch,
-        _CUBLAS_COMPUTE[d.base], -1)
+        a.data.ptr + a_col * item, _CUDA_TYPE[d.base], ld, 0 if a.shape[0] < batch else a[0].size,
+        scalars.ctypes.data + 4, c.data.ptr, 0, n, m * n, batch, _CUBLAS_COMPUTE[d.base], -1)
 
 
-def _gemm_cublas(pa, pb, c, d, chunk=None, panel=None):
+def _gemm_cublas(pa, pb, c, d, chunk=None):
     """The scheme's product of stacked operands by cuBLAS: each group of small products with one
     ``i + j`` as one GEMM over its stacked K (smallest first, scaled by 2**-(i+j)*shift), then hi*hi
-    in k-chunks of ``chunk``, all chunks of one panel of ``panel`` rows before the next (None: all
-    rows); each call adds its chain to ``c`` with one round-to-nearest add."""
-    batch, m, n = c.shape
+    in k-chunks of ``chunk``; each call after the first adds its chain to ``c`` with one
+    round-to-nearest add (beta = 1)."""
     kp = pa.parts.shape[-1] // d.terms
-    small = [(first * kp, (d.terms - 1 - s + first) * kp, count * kp, 2.0 ** (-s * d.shift), None)
+    calls = [(first * kp, (d.terms - 1 - s + first) * kp, count * kp, 2.0 ** (-s * d.shift))
              for s, first, count in _diagonals(d)]
-    chunk, panel = chunk or _CUBLAS_CHUNK[d.base], panel or m
-    big = [(k0, (d.terms - 1) * kp + k0, min(chunk, kp - k0), 1.0, (r0, min(m, r0 + panel)))
-           for r0 in range(0, m, panel) for k0 in range(0, kp, chunk)]
-    for index, (a_col, b_col, k, alpha, rows) in enumerate(small + big):
-        first_write = index == 0 or (not small and a_col == 0)     # hi*hi alone: each panel's first chunk
-        _cublas_gemm(c, pa, pb, d, a_col=a_col, b_col=b_col, k=k, alpha=alpha, beta=float(not first_write),
-                     rows=rows)
+    chunk = chunk or _CUBLAS_CHUNK[d.base]
+    calls += [(k0, (d.terms - 1) * kp + k0, min(chunk, kp - k0), 1.0) for k0 in range(0, kp, chunk)]
+    for index, (a_col, b_col, k, alpha) in enumerate(calls):
+        _cublas_gemm(c, pa, pb, d, a_col=a_col, b_col=b_col, k=k, alpha=alpha, beta=float(index > 0))
     return c
 
 
@@ -371,11 +364,11 @@ def auto_engine(d, m, n, k, batch):
     return "sm90" if cupy.cuda.Device().compute_capability == "90" and d.terms > 1 else "sm80"
 
 
-def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, panel=None):
+def matmul(a, b, d, *, engine="auto", tile=None, chunk=None):
     """``a @ b`` (cupy float32, finite, ndim >= 2, batch dimensions broadcast) in scheme ``d``.
 
-    ``tile``: the mma.sync kernel's launch shape; ``chunk``, ``panel``: the cuBLAS engine's hi*hi
-    k-chunk and rows per panel (defaults: ``_CUBLAS_CHUNK``, all rows).
+    ``tile``: the mma.sync kernel's launch shape; ``chunk``: the cuBLAS engine's hi*hi k-chunk
+    (default ``_CUBLAS_CHUNK``).
 
     Accuracy: ``accuracy.gemm_bound(a, b, d, engine="gpu")``, checked by
     ``tests/test_kernels_gemm.py::test_gpu_matmul_error_within_bound``.
@@ -396,7 +389,7 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, panel=None):
     if engine == "cublas":
         pa = split_stacked(a, d, transpose=False, pad=pad)
         pb = split_stacked(b, d, transpose=True, pad=pad)
-        _gemm_cublas(pa, pb, c, d, chunk, panel)
+        _gemm_cublas(pa, pb, c, d, chunk)
         if pa.exponent is not None:
             _unscale(c, pa, pb)
     else:
