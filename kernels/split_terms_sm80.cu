@@ -32,13 +32,14 @@ template <int FMT,        // part format (PartFormat)
           int SHIFT,      // part i is stored scaled by 2**(i*SHIFT)
           bool TRANSPOSE> // false: (rows, cols) -> (rows, cols_pad);  true: (rows, cols) -> (cols, rows_pad)
 __global__ void __launch_bounds__(TILE * 8)
-split_terms_sm80(const float* x,        // (batch, rows, cols) float32, finite
+split_terms_sm80(const float* x,        // (batch, rows, cols) float32; finite unless `peak` is given
                  void* out,             // TERMS x (batch, out rows, out cols) parts
                  const int* exponent,   // (batch, rows) or (batch, cols) when TRANSPOSE; null: none
                  int rows, int cols,    // input shape
                  int pad,               // K padded: cols_pad (A) or rows_pad (B), whole 128-byte k-blocks
                  long long row_stride,  // elements from one output row to the next (>= pad)
-                 long long term_stride) // elements from one part to the next (may be negative)
+                 long long term_stride, // elements from one part to the next (may be negative)
+                 unsigned* peak)        // null, or: atomicMax of |x|'s bits; NaN/inf are split as 0
 {
   __shared__ float tile[TILE][TILE + 1];  // (TILE rows, TILE cols) of x, padded against bank conflicts
   const int z = blockIdx.z, c0 = blockIdx.x * TILE;
@@ -46,10 +47,15 @@ split_terms_sm80(const float* x,        // (batch, rows, cols) float32, finite
   auto* parts = static_cast<typename PartStorage<FMT>::type*>(out);
   const int out_rows = TRANSPOSE ? cols : rows, out_cols = pad;
   const int y_extent = TRANSPOSE ? pad : rows;   // grid y covers this many, gridDim.y*TILE at a time
+  unsigned largest = 0;   // of the |x| bits this thread loaded (NaN/inf bits are the largest)
   for (int r0 = blockIdx.y * TILE; r0 < y_extent; r0 += gridDim.y * TILE) {
     for (int r = threadIdx.y; r < TILE; r += blockDim.y) {
       const int gr = r0 + r, gc = c0 + threadIdx.x;
-      tile[r][threadIdx.x] = (gr < rows && gc < cols) ? xb[static_cast<long long>(gr) * cols + gc] : 0.0f;
+      float v = (gr < rows && gc < cols) ? xb[static_cast<long long>(gr) * cols + gc] : 0.0f;
+      const unsigned magnitude = __float_as_uint(v) & 0x7FFFFFFFu;
+      largest = max(largest, magnitude);
+      if (peak && magnitude >= 0x7F800000u) v = 0.0f;
+      tile[r][threadIdx.x] = v;
     }
     __syncthreads();
     for (int r = threadIdx.y; r < TILE; r += blockDim.y) {
@@ -62,5 +68,9 @@ split_terms_sm80(const float* x,        // (batch, rows, cols) float32, finite
                                      term_stride);
     }
     __syncthreads();   // the tile is refilled by the next row block
+  }
+  if (peak) {
+    largest = __reduce_max_sync(0xFFFFFFFFu, largest);
+    if (threadIdx.x == 0 && largest) atomicMax(peak, largest);
   }
 }

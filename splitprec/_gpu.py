@@ -133,38 +133,33 @@ def _exponent_kernel(emax):
     """Reduction: the pow2 exponent of a float32 slice from the integer bits of its largest magnitude.
 
     ``splitprec.split._pow2_exponent`` (``peak = f * 2**e``, f in [0.5, 1), exponent ``e - emax``,
-    0 for an all-zero slice) in one pass; integer bits, because cupy compiles its kernels with
-    -ftz=true and float32 ``abs``/``max``/``frexp`` would flush subnormal slices to zero.
+    0 for an all-zero slice; NaN/inf ignored) in one pass; integer bits, because cupy compiles its
+    kernels with -ftz=true and float32 ``abs``/``max``/``frexp`` would flush subnormal slices to zero.
     """
     import cupy
     return cupy.ReductionKernel(
-        "float32 val", "int32 exponent", "__float_as_int(val) & 0x7FFFFFFF", "max(a, b)",
+        "float32 val", "int32 exponent",
+        "(__float_as_int(val) & 0x7F800000) == 0x7F800000 ? 0 : __float_as_int(val) & 0x7FFFFFFF", "max(a, b)",
         f"exponent = a == 0 ? 0 : ((a >> 23) > 0 ? (a >> 23) - 126 : 32 - __clz(a & 0x7FFFFF) - 149) - {emax}",
         "0", f"splitprec_pow2_exponent_{emax}")
 
 
 def _pow2_exponent_bits(x, fmt, axis):
-    """Per-slice exponents of finite float32 ``x`` (batch, rows, cols) along ``axis``: (batch, slices)."""
+    """Per-slice exponents of the finite values of float32 ``x`` (batch, rows, cols) along ``axis``: (batch, slices)."""
     import cupy
     return cupy.ascontiguousarray(_exponent_kernel(fmt.emax)(x, axis=axis))
 
 
 @functools.lru_cache(maxsize=None)
-def _bits_test_kernel(test, name):
-    """Reduction ``any(test(bits))`` over float32 bit patterns: one pass, no boolean temporary."""
+def _any_nan_kernel():
     import cupy
-    return cupy.ReductionKernel("float32 val", "bool found", f"({test})", "a || b", "found = a", "false",
-                                f"splitprec_any_{name}")
-
-
-def any_nonfinite(x):
-    """True when float32 cupy ``x`` holds a NaN or an infinity."""
-    return bool(_bits_test_kernel("(__float_as_int(val) & 0x7F800000) == 0x7F800000", "nonfinite")(x))
+    return cupy.ReductionKernel("float32 val", "bool found", "(__float_as_int(val) & 0x7FFFFFFF) > 0x7F800000",
+                                "a || b", "found = a", "false", "splitprec_any_nan")
 
 
 def any_nan(x):
-    """True when float32 cupy ``x`` holds a NaN."""
-    return bool(_bits_test_kernel("(__float_as_int(val) & 0x7FFFFFFF) > 0x7F800000", "nan")(x))
+    """True when float32 cupy ``x`` holds a NaN (one pass over the bits, no boolean temporary)."""
+    return bool(_any_nan_kernel()(x))
 
 
 @dataclass(frozen=True)
@@ -176,9 +171,11 @@ class Operand:
     exponent: object
 
 
-def _split_into(x, d, out, exponent, *, transpose, pad, row_stride, term_stride):
+def _split_into(x, d, out, exponent, *, transpose, pad, row_stride, term_stride, peak):
     """Write the parts of ``x`` (batch, rows, cols) into flat ``out``: part i of output row r, k-column
-    c at ``out[i * term_stride + r * row_stride + c]`` (rows counted across the batch)."""
+    c at ``out[i * term_stride + r * row_stride + c]`` (rows counted across the batch). With ``peak``
+    (a uint32 device scalar) the kernel raises it to the largest ``|x|`` bits it reads (NaN/inf
+    included) and splits NaN/inf as zeros."""
     from ._launch import launch
     batch, rows, cols = x.shape
     out_rows = cols if transpose else rows
@@ -188,14 +185,15 @@ def _split_into(x, d, out, exponent, *, transpose, pad, row_stride, term_stride)
         z1 = min(batch, z0 + _MAX_GRID_Z)
         launch(SPLIT_FILE, split_expression(d, transpose=transpose), grid[:2] + (z1 - z0,), (32, 8, 1),
                (x[z0:z1], out[z0 * out_rows * row_stride:], None if exponent is None else exponent[z0:z1],
-                np.int32(rows), np.int32(cols), np.int32(pad), np.int64(row_stride), np.int64(term_stride)))
+                np.int32(rows), np.int32(cols), np.int32(pad), np.int64(row_stride), np.int64(term_stride),
+                peak))
 
 
 def _exponent(x, d, transpose):
     return _pow2_exponent_bits(x, d.format, -2 if transpose else -1) if d.scaling == "pow2" else None
 
 
-def split_operand(x, d, *, transpose, pad):
+def split_operand(x, d, *, transpose, pad, peak=None):
     """Parts of ``x`` (batch, rows, cols) float32, finite, C-contiguous, for the split GEMM kernels:
     (terms, batch, rows, K') K-major; B is given with transpose=True.
 
@@ -207,11 +205,11 @@ def split_operand(x, d, *, transpose, pad):
     parts = cupy.empty((d.terms, batch, cols if transpose else rows, pad), _storage(d))
     exponent = _exponent(x, d, transpose)
     _split_into(x, d, parts.reshape(-1), exponent, transpose=transpose, pad=pad, row_stride=pad,
-                term_stride=parts[0].size)
+                term_stride=parts[0].size, peak=peak)
     return Operand(parts, exponent)
 
 
-def split_stacked(x, d, *, transpose, pad):
+def split_stacked(x, d, *, transpose, pad, peak=None):
     """Parts of ``x`` for the cuBLAS engine: (batch, rows, terms * K'), one row holding its parts side by
     side along K, A's (transpose=False) first to last and B's last to first, so that every group of
     products with one ``i + j`` is one contiguous K window of both operands. The same parts as
@@ -222,7 +220,7 @@ def split_stacked(x, d, *, transpose, pad):
     flat = stacked.reshape(-1)
     exponent = _exponent(x, d, transpose)
     _split_into(x, d, flat[(d.terms - 1) * pad:] if transpose else flat, exponent, transpose=transpose,
-                pad=pad, row_stride=d.terms * pad, term_stride=-pad if transpose else pad)
+                pad=pad, row_stride=d.terms * pad, term_stride=-pad if transpose else pad, peak=peak)
     return Operand(stacked, exponent)
 
 
@@ -364,8 +362,12 @@ def auto_engine(d, m, n, k, batch):
     return "sm90" if cupy.cuda.Device().compute_capability == "90" and d.terms > 1 else "sm80"
 
 
-def matmul(a, b, d, *, engine="auto", tile=None, chunk=None):
-    """``a @ b`` (cupy float32, finite, ndim >= 2, batch dimensions broadcast) in scheme ``d``.
+def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, peaks=None):
+    """``a @ b`` (cupy float32, ndim >= 2, batch dimensions broadcast) in scheme ``d``.
+
+    ``peaks``: None (then ``a`` and ``b`` must be finite), or a uint32 cupy array of 2 zeros that
+    receives the largest ``|a|`` and ``|b|`` bits (0x7F800000 and above: NaN/inf present), NaN/inf
+    then being multiplied as zeros: the non-finite check of the public call without a pass of its own.
 
     ``tile``: the mma.sync kernel's launch shape; ``chunk``: the cuBLAS engine's hi*hi k-chunk
     (default ``_CUBLAS_CHUNK``).
@@ -387,14 +389,14 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None):
     a, b = _flatten(a, batch_shape, batch), _flatten(b, batch_shape, batch)
     c = cupy.empty((batch, m, n), np.float32)
     if engine == "cublas":
-        pa = split_stacked(a, d, transpose=False, pad=pad)
-        pb = split_stacked(b, d, transpose=True, pad=pad)
+        pa = split_stacked(a, d, transpose=False, pad=pad, peak=None if peaks is None else peaks[0:1])
+        pb = split_stacked(b, d, transpose=True, pad=pad, peak=None if peaks is None else peaks[1:2])
         _gemm_cublas(pa, pb, c, d, chunk)
         if pa.exponent is not None:
             _unscale(c, pa, pb)
     else:
-        pa = split_operand(a, d, transpose=False, pad=pad)
-        pb = split_operand(b, d, transpose=True, pad=pad)
+        pa = split_operand(a, d, transpose=False, pad=pad, peak=None if peaks is None else peaks[0:1])
+        pb = split_operand(b, d, transpose=True, pad=pad, peak=None if peaks is None else peaks[1:2])
         _gemm_rawkernel(pa, pb, c, d, tile or TILES.get(d.name, DEFAULT_TILE), wgmma=engine == "sm90")
     return c.reshape(batch_shape + (m, n))
 

@@ -17,6 +17,7 @@ from .dtypes import cheapest, dtype as get_dtype
 from .split import Parts, split
 
 _ACCEPTED = (np.float16, np.float32)
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def _scheme(dtype, precision, op, on_gpu=False):
@@ -44,11 +45,6 @@ def _operand(x, name, op, d):
     if x.ndim == 0:
         raise ValueError(f"{op}: {name} is a scalar (ndim 0); expected an array with ndim >= 1")
     return x.astype(np.float32, copy=False)
-
-
-def _any_nonfinite(x, xp):
-    """True when ``x`` holds NaN or inf (on the GPU one fused pass over the bits)."""
-    return _gpu.any_nonfinite(x) if xp is not np else not bool(np.isfinite(x).all())
 
 
 def _nonfinite_pattern(a, b, finite_a, finite_b, xp):
@@ -89,6 +85,38 @@ def _cached_parts(splitter, d, axis, index):
     return Parts(tuple(t[index] for t in parts.terms), exponent)
 
 
+_FLOAT32_INF_BITS = 0x7F800000
+
+
+def _cpu_product(a, b, d, parts_a, parts_b):
+    """``(product with NaN/inf inputs taken as zeros, whether every input is finite)`` on numpy."""
+    all_finite = bool(np.isfinite(a).all()) and bool(np.isfinite(b).all())
+    if not all_finite:
+        parts_a, parts_b = (p if p is None else _finite_parts(p, np) for p in (parts_a, parts_b))
+        a, b = (np.where(np.isfinite(x), x, np.float32(0)) for x in (a, b))
+    parts_a = split(a, d, axis=-1) if parts_a is None else parts_a
+    parts_b = split(b, d, axis=-2) if parts_b is None else parts_b
+    c = narrow_matmul(parts_a, parts_b, d)
+    if np.isnan(c).any():
+        c = _recompute_overflowed(a, b, c, np)
+    return c, all_finite
+
+
+def _gpu_product(a, b, d):
+    """The same on cupy: the split kernels zero NaN/inf and report the largest magnitudes, so the
+    non-finite check costs no pass; the overflow check runs only where the magnitudes allow it."""
+    import cupy
+    peaks = cupy.zeros(2, np.uint32)
+    c = _gpu.matmul(a, b, d, peaks=peaks)
+    peak_a, peak_b = (int(p) for p in peaks.get())
+    all_finite = max(peak_a, peak_b) < _FLOAT32_INF_BITS
+    largest = [float(np.uint32(min(p, _FLOAT32_INF_BITS - 1)).view(np.float32)) for p in (peak_a, peak_b)]
+    if 2.0 * a.shape[-1] * largest[0] * largest[1] >= _FLOAT32_MAX and _gpu.any_nan(c):
+        clean_a, clean_b = (cupy.where(cupy.isfinite(x), x, np.float32(0)) for x in (a, b))
+        c = _recompute_overflowed(clean_a, clean_b, c, cupy)
+    return c, all_finite
+
+
 def _matmul2d(a, b, d, parts_a=None, parts_b=None):
     """``a @ b`` for float32 arrays of ndim >= 2 (batch dimensions broadcast).
 
@@ -96,25 +124,11 @@ def _matmul2d(a, b, d, parts_a=None, parts_b=None):
     it; the GPU engine splits on the device).
     """
     xp = namespace(a, b)
-    all_finite = not (_any_nonfinite(a, xp) or _any_nonfinite(b, xp))
-    if not all_finite:
-        finite_a, finite_b = xp.isfinite(a), xp.isfinite(b)
-    clean_a = a if all_finite else xp.where(finite_a, a, np.float32(0))
-    clean_b = b if all_finite else xp.where(finite_b, b, np.float32(0))
-    with np.errstate(over="ignore", invalid="ignore"):   # overflow is handled just below
-        if xp is np:
-            if not all_finite:
-                parts_a, parts_b = (p if p is None else _finite_parts(p, xp) for p in (parts_a, parts_b))
-            parts_a = split(clean_a, d, axis=-1) if parts_a is None else parts_a
-            parts_b = split(clean_b, d, axis=-2) if parts_b is None else parts_b
-            c = narrow_matmul(parts_a, parts_b, d)
-        else:
-            c = _gpu.matmul(clean_a, clean_b, d)
-        if _gpu.any_nan(c) if xp is not np else bool(np.isnan(c).any()):
-            c = _recompute_overflowed(clean_a, clean_b, c, xp)
+    with np.errstate(over="ignore", invalid="ignore"):   # overflow is handled in the products
+        c, all_finite = _cpu_product(a, b, d, parts_a, parts_b) if xp is np else _gpu_product(a, b, d)
     if all_finite:
         return c
-    pattern = _nonfinite_pattern(a, b, finite_a, finite_b, xp)
+    pattern = _nonfinite_pattern(a, b, xp.isfinite(a), xp.isfinite(b), xp)
     return xp.where(xp.isfinite(pattern), c, pattern)
 
 

@@ -196,6 +196,27 @@ def test_split_kernel_matches_split(name, transpose, layout):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("splitter", ["split_operand", "split_stacked"])
+@pytest.mark.parametrize("transpose", [False, True])
+def test_split_kernel_reports_the_largest_magnitude_and_zeroes_nonfinite(splitter, transpose):
+    import cupy
+    d = sp.dtype("bf16x6")
+    x = randn(3, 70, 40)
+    x[1, 5, 7] = np.float32(-3e38)
+    peak = cupy.zeros(1, np.uint32)
+    pad = _gpu.padded_k(x.shape[-2] if transpose else x.shape[-1], d)
+    getattr(_gpu, splitter)(cupy.asarray(x), d, transpose=transpose, pad=pad, peak=peak)
+    assert int(peak.get()[0]) == np.float32(3e38).view(np.uint32)
+    x[2, 9, 1], x[0, 0, 0] = np.nan, -np.inf
+    clean = np.where(np.isfinite(x), x, np.float32(0))
+    peak[...] = 0
+    op = getattr(_gpu, splitter)(cupy.asarray(x), d, transpose=transpose, pad=pad, peak=peak)
+    ref = getattr(_gpu, splitter)(cupy.asarray(clean), d, transpose=transpose, pad=pad)
+    assert int(peak.get()[0]) > 0x7F800000                      # a NaN's bits: the largest
+    cupy.testing.assert_array_equal(op.parts, ref.parts)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", ["bf16x6", "fp16x3"])
 def test_split_kernel_beyond_the_grid_y_limit_regression(name):
     import cupy
@@ -213,9 +234,11 @@ def test_split_kernel_beyond_the_grid_y_limit_regression(name):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("min_work", [0, 2 ** 62], ids=["cublas", "kernels"])
 @pytest.mark.parametrize("name", ["tf32x3", "bf16x9", "fp16x3"])
-def test_gpu_matmul_nonfinite_like_cpu(name):
+def test_gpu_matmul_nonfinite_like_cpu(name, min_work, monkeypatch):
     import cupy
+    monkeypatch.setattr(_gpu, "CUBLAS_MIN_WORK", min_work)
     a, b = randn(20, 40), randn(40, 24)
     a[3, 5], a[7, 0], b[2, 9], b[11, 4] = np.nan, np.inf, -np.inf, np.inf
     c_gpu = cupy.asnumpy(sp.matmul(cupy.asarray(a), cupy.asarray(b), dtype=name))
