@@ -15,6 +15,10 @@ constexpr int BLOCK_DIM = 32;        // DFT blocks are stored zero-padded to (BL
 template <int FMT> struct Fragment {
   static constexpr int ELEMS = FMT == FMT_TF32 ? 1 : 2;   // k values per 32-bit operand register
   static constexpr int KSTEP = 8 * ELEMS;                  // k of one mma (m16n8k8 / m16n8k16)
+  // B registers of one DFT-block part, pre-packed per lane (splitprec._fft_engine.b_fragments):
+  // (BLOCK_DIM / 8 n-tiles, BLOCK_DIM / KSTEP k-steps, 32 lanes) of uint2.
+  static constexpr int KSTEPS_MAX = BLOCK_DIM / KSTEP;
+  static constexpr int PART_REGS = (BLOCK_DIM / 8) * KSTEPS_MAX * 32;
 };
 
 // Two adjacent k values of one operand register (tf32 uses `lo` alone).
@@ -82,7 +86,7 @@ __device__ __forceinline__ void split_value(float x, float (&part)[TERMS]) {
 // twiddle[j2*R + k1] when m > 1.
 template <int FMT, int TERMS, unsigned PAIRS, int N, int R>
 __device__ void stockham_pass(const float2* src, float2* dst, int m, int log2q, const float2* twiddle,
-                              const float* block, int warp, int lane) {
+                              const uint2* fragments, int warp, int lane) {
   using F = Fragment<FMT>;
   constexpr int KSTEPS = (2 * R + F::KSTEP - 1) / F::KSTEP;
   constexpr int NTILES = (2 * R + 7) / 8;
@@ -115,13 +119,11 @@ __device__ void stockham_pass(const float2* src, float2* dst, int m, int log2q, 
       for (int ks = 0; ks < KSTEPS; ++ks) {
         unsigned b[TERMS][2];
 #pragma unroll
-        for (int p = 0; p < TERMS; ++p)
-#pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            const int k = ks * F::KSTEP + F::ELEMS * t + 4 * F::ELEMS * i;
-            const float* column = block + (p * BLOCK_DIM + k) * BLOCK_DIM + nt * 8 + g;
-            b[p][i] = pack<FMT>(column[0], F::ELEMS == 2 ? column[BLOCK_DIM] : 0.f);
-          }
+        for (int p = 0; p < TERMS; ++p) {                  // one coalesced 8-byte load per part
+          const uint2 f = fragments[p * F::PART_REGS + (nt * F::KSTEPS_MAX + ks) * 32 + lane];
+          b[p][0] = f.x;
+          b[p][1] = f.y;
+        }
         float s[4] = {0.f, 0.f, 0.f, 0.f}, hh[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
         for (int i = TERMS - 1; i >= 0; --i)               // smallest products first
@@ -147,8 +149,8 @@ __device__ void stockham_pass(const float2* src, float2* dst, int m, int log2q, 
 }
 
 // x, y: the lines (LineLayout in and out); twiddle: the passes' (m, R) tables with m > 1, in pass
-// order; blocks: (2, TERMS, BLOCK_DIM, BLOCK_DIM) float32 parts of the radix-16 and last-radix DFT
-// blocks; table (used when use_table != 0): complex64 factors of the outputs, indexed by the output
+// order; fragments: (2, TERMS, PART_REGS) pre-packed B registers (uint2) of the radix-16 and
+// last-radix DFT-block parts; table (used when use_table != 0): complex64 factors of the outputs, indexed by the output
 // offset inside the batch. x and y do not overlap.
 template <int FMT,         // part format: FMT_TF32 or FMT_BF16
           int TERMS,       // parts per value
@@ -156,7 +158,7 @@ template <int FMT,         // part format: FMT_TF32 or FMT_BF16
           int LOG2N>       // transform length N = 2**LOG2N, 4 <= LOG2N <= 12
 __global__ void __launch_bounds__(FFT_WARPS * 32, 3)
 fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
-                  const float2* __restrict__ twiddle, const float* __restrict__ blocks,
+                  const float2* __restrict__ twiddle, const uint2* __restrict__ fragments,
                   const float2* __restrict__ table, int use_table, long long lines, int log2_lines,
                   long long batch_stride, int in_line_stride, int in_elem_stride,
                   int out_line_stride, int out_elem_stride) {
@@ -178,7 +180,7 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
 #pragma unroll 1
   for (int pass = 0; pass < LOG2N / 4; ++pass) {
     const int m = n_p / 16;
-    stockham_pass<FMT, TERMS, PAIRS, N, 16>(src, dst, m, log2q, twiddle, blocks, warp, lane);
+    stockham_pass<FMT, TERMS, PAIRS, N, 16>(src, dst, m, log2q, twiddle, fragments, warp, lane);
     if (m > 1) twiddle += n_p;
     n_p = m;
     log2q += 4;
@@ -187,7 +189,7 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
   }
   if constexpr (R0 > 1) {
     stockham_pass<FMT, TERMS, PAIRS, N, R0>(src, dst, 1, log2q, twiddle,
-                                            blocks + TERMS * BLOCK_DIM * BLOCK_DIM, warp, lane);
+                                            fragments + TERMS * Fragment<FMT>::PART_REGS, warp, lane);
     src = dst;
     __syncthreads();
   }

@@ -55,6 +55,7 @@ KERNEL_FILE = "fft_stockham_sm90.cu"
 KERNEL_ELEMENTS = 4096           # complex values per CTA of the kernel (FFT_ELEMENTS)
 KERNEL_THREADS = 256
 _FORMAT_CODE = {"tf32": 0, "bf16": 1}
+_KSTEP = {"tf32": 8, "bf16": 16}  # k of one mma.sync: m16n8k8 (tf32), m16n8k16 (bf16)
 GPU_ROWS = 1 << 20               # rows per GEMM-engine call: bounds the engine's temporary parts
 FOUR_STEP_MAX = 1 << 24          # longest power of two run in two steps of at most 4096
 
@@ -126,7 +127,7 @@ class Plan:
     chirp: object = None       # complex64 (n,): exp(-pi i j^2 / n)
     spectrum: object = None    # complex64 (m,): FFT_m of the conjugate chirp, divided by m
     inner: object = None       # Plan of length m
-    kernel: object = None      # (blocks, twiddles) device arrays of the fused kernel, or None
+    kernel: object = None      # (B fragments, twiddles) device arrays of the fused kernel, or None
     steps: object = None       # two-step plan: (Plan of n1, Plan of n2, complex64 twiddles (n1, n2))
 
 
@@ -142,15 +143,35 @@ def kernel_expression(n, d):
     return f"fft_stockham_sm90<{_FORMAT_CODE[d.base]}, {d.terms}, {pairs}u, {n.bit_length() - 1}>"
 
 
+def b_fragments(part, base):
+    """The mma.sync B registers of a zero-padded ``(32, 32)`` float32 part, lane by lane.
+
+    Returns uint32 ``(4 n-tiles, k-steps, 32 lanes, 2 registers)``: lane ``4 g + t`` holds column
+    ``8 nt + g``; tf32 (m16n8k8): register ``i`` is row ``8 ks + t + 4 i``; bf16 (m16n8k16): the
+    rows ``16 ks + 2 t + 8 i`` (low half) and the next one (high half), each the top 16 bits.
+    """
+    bits = np.ascontiguousarray(part, np.float32).view(np.uint32)
+    kstep = _KSTEP[base]
+    nt, ks, lane, i = np.ix_(np.arange(4), np.arange(32 // kstep), np.arange(32), np.arange(2))
+    g, t = lane // 4, lane % 4
+    if base == "tf32":
+        return bits[8 * ks + t + 4 * i, 8 * nt + g]
+    row = 16 * ks + 2 * t + 8 * i
+    return (bits[row, 8 * nt + g] >> 16) | ((bits[row + 1, 8 * nt + g] >> 16) << 16)
+
+
 def _kernel_operands(passes, d):
-    """The kernel's DFT-block parts (2, terms, 32, 32) and its concatenated twiddle tables."""
-    blocks = np.zeros((2, d.terms, 32, 32), np.float32)
+    """The kernel's B fragments of the first and last passes' DFT-block parts
+    (2, terms, 4, k-steps, 32, 2) and its concatenated twiddle tables."""
+    fragments = np.zeros((2, d.terms, 4, 32 // _KSTEP[d.base], 32, 2), np.uint32)
     for slot, step in ((0, passes[0]), (1, passes[-1])):
         for t, term in enumerate(split(dft_block(step.r), d, axis=-2).terms):
-            blocks[slot, t, :2 * step.r, :2 * step.r] = term
+            part = np.zeros((32, 32), np.float32)
+            part[:2 * step.r, :2 * step.r] = term
+            fragments[slot, t] = b_fragments(part, d.base)
     tables = [np.asarray(step.twiddle).reshape(-1) for step in passes if step.twiddle is not None]
     twiddles = np.concatenate(tables) if tables else np.zeros(1, np.complex64)
-    return _to_device(blocks, "gpu"), _to_device(twiddles, "gpu")
+    return _to_device(fragments, "gpu"), _to_device(twiddles, "gpu")
 
 
 @functools.lru_cache(maxsize=8)
@@ -218,9 +239,9 @@ def _launch_lines(x, y, p, d, lines, layout, table=None):
     ``b * batch_stride + c * line_stride + j * element_stride``; ``table`` (complex64, indexed by
     the output offset within the batch) multiplies the outputs on store.
     """
-    blocks, twiddles = p.kernel
+    fragments, twiddles = p.kernel
     grid = (-(-lines // (KERNEL_ELEMENTS // p.n)), 1, 1)
-    args = (x, y, twiddles, blocks, twiddles if table is None else table, np.int32(table is not None),
+    args = (x, y, twiddles, fragments, twiddles if table is None else table, np.int32(table is not None),
             np.int64(lines), np.int32(layout[0]), np.int64(layout[1]), *map(np.int32, layout[2:]))
     _launch.launch(KERNEL_FILE, kernel_expression(p.n, d), grid, (KERNEL_THREADS, 1, 1), args,
                    shared_bytes=2 * KERNEL_ELEMENTS * 8)

@@ -41,6 +41,7 @@ FFT's error (scipy.fft's single-precision pocketfft on the CPU, cuFFT on the GPU
 Bluestein at N = 4095 on the GPU, 2.5x cuFFT's error (docs/kernels.md). numpy's complex64 FFT is no
 float32 anchor: it computes in float64 and rounds once (2.5e-8 at every N).
 """
+import math
 import operator
 
 import numpy as np
@@ -120,6 +121,18 @@ def _hermitian(c, n, xp):
     return full
 
 
+def _nonfinite_lines(x, xp):
+    """Mask ``(..., 1)`` of the lines of ``x`` that hold NaN or ±inf.
+
+    Lines of ``2**16`` values or more are reduced in up to 1024 pieces first: a reduction along the
+    last axis runs one GPU block per output, which takes milliseconds for one line of ``2**24``.
+    """
+    n = x.shape[-1]
+    pieces = math.gcd(n, 1024) if n >= 1 << 16 else 1
+    finite = xp.isfinite(x).reshape(x.shape[:-1] + (pieces, n // pieces)).all(axis=-1)
+    return ~finite.all(axis=-1, keepdims=True)
+
+
 def _line(x, n, *, kind, inverse, d):
     """The unscaled 1-D transform of the last axis of finite ``x`` (already resized)."""
     xp = namespace(x)
@@ -133,7 +146,7 @@ def _transform(x, n, axis, *, norm, inverse, kind, d):
     """One 1-D transform along ``axis`` of a validated array (``kind``: c2c, r2c, c2r)."""
     xp = namespace(x)
     x = _resize(xp.moveaxis(x, axis, -1), n // 2 + 1 if kind == "c2r" else n, xp)
-    bad = ~xp.isfinite(x).all(axis=-1, keepdims=True)
+    bad = _nonfinite_lines(x, xp)
     has_bad = bool(bad.any())
     if has_bad:
         x = xp.where(bad, x.dtype.type(0), x)
