@@ -2,7 +2,7 @@
 
 ``PYTHONPATH=. python3 benchmarks/gemm_chunks.py [--n 8192]`` prints, per scheme and chunk, TFLOP/s
 (``2*n**3 / t``, split included), the ratio to cuBLAS SGEMM timed in the same run, and the normwise
-error against a float64 product. It chooses ``splitprec._gpu._CUBLAS_CHUNK``.
+error against a float64 product. It chooses ``splitprec._gpu._CHUNK_PER_SQRT_K``.
 """
 import argparse
 

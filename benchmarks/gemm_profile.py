@@ -26,7 +26,7 @@ def cublas_stages(a, b, d, reps):
     for s, first, count in _gpu._diagonals(d):
         stages[f"i+j={s} (k={count * kp})"] = lambda s=s, first=first, count=count: _gpu._cublas_gemm(
             c, pa, pb, d, a_col=first * kp, b_col=(d.terms - 1 - s + first) * kp, k=count * kp, alpha=1.0, beta=1.0)
-    chunk = _gpu._CUBLAS_CHUNK[d.base]
+    chunk = _gpu.cublas_chunk(d, a.shape[-1])
 
     def hi():
         for k0 in range(0, kp, chunk):

@@ -2,7 +2,7 @@
 
 Three engines run a scheme's narrow products. Tensor cores accumulate by truncation, so every
 engine keeps hi*hi in its own accumulator and promotes its partial sum into float32 with
-round-to-nearest adds at least every ``hi_block(d)`` values of k, and adds the small products
+round-to-nearest adds at least every ``hi_block(d, k)`` values of k, and adds the small products
 (i + j > 0) before it (Ootomo & Yokota, arXiv 2203.03341). The model is
 ``accuracy.gemm_bound(..., engine="gpu")`` (docs/bounds.md, section 5).
 
@@ -12,7 +12,7 @@ round-to-nearest adds at least every ``hi_block(d)`` values of k, and adds the s
   all products. Parts: A as (terms, batch, m, K'), B transposed as (terms, batch, n, K').
 - ``"cublas"``: cuBLAS GEMMs with float32 output over parts stacked along K (A's first to last,
   B's last to first, (batch, rows, terms * K')): each group of small products with one ``i + j``
-  is one GEMM over a contiguous K window, then hi*hi runs in k-chunks of ``_CUBLAS_CHUNK``; every
+  is one GEMM over a contiguous K window, then hi*hi runs in k-chunks of ``cublas_chunk``; every
   call after the first adds into the result with ``beta = 1``, one round-to-nearest float32 add.
   Power-of-two scaling is undone by ``kernels/scale_pow2_sm80.cu``.
 
@@ -21,6 +21,7 @@ either layout, bit for bit the parts of ``splitprec.split``, float32 subnormals 
 takes cuBLAS from ``CUBLAS_MIN_WORK`` multiply-adds on, the kernels below.
 """
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -276,15 +277,25 @@ def _gemm_rawkernel(pa, pb, c, d, tile, *, wgmma):
 
 _CUDA_TYPE = {"tf32": 0, "bf16": 14, "fp16": 2}            # CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F
 _CUBLAS_COMPUTE = {"tf32": 77, "bf16": 68, "fp16": 68}     # COMPUTE_32F_FAST_TF32, COMPUTE_32F
-# k of hi*hi per cuBLAS call (its truncating chain): the error grows in proportion to it
-# (benchmarks/gemm_chunks.py, H200); these keep the fp32-class schemes below cuBLAS SGEMM's error.
-_CUBLAS_CHUNK = {"tf32": 512, "bf16": 1024, "fp16": 1024}
+# hi*hi's truncating chain costs error in proportion to its length: on N(0,1) data about 1.0e-6
+# (bf16 parts) and 1.3e-6 (fp16) per 1024 values of k, 1.2e-6 (tf32) per 512, whatever k is
+# (benchmarks/gemm_chunks.py, H200), while cuBLAS SGEMM's error grows like sqrt(k): 5.7e-7 at
+# k = 1024, 1.6e-6 at 8192, 2.3e-6 at 16384. A chunk of the largest power of two below
+# factor * sqrt(k) keeps every scheme's error at or below SGEMM's for every k.
+_CHUNK_PER_SQRT_K = {"tf32": 6, "bf16": 16, "fp16": 12}
 
 
-def hi_block(d):
+def cublas_chunk(d, k):
+    """k of hi*hi per cuBLAS call (one truncating chain) for products of inner dimension ``k``."""
+    limit = max(_CHUNK_PER_SQRT_K[d.base] * math.sqrt(k), _BLOCK_BYTES // _ELEMENT_BYTES[d.base])
+    return 1 << int(math.log2(limit))
+
+
+def hi_block(d, k):
     """The longest run of k over which a GPU engine accumulates hi*hi in the tensor core before a
-    round-to-nearest promotion (``k_block`` of ``accuracy.gemm_bound(..., engine="gpu")``)."""
-    return max(_CUBLAS_CHUNK[d.base], _BLOCK_BYTES // _ELEMENT_BYTES[d.base])
+    round-to-nearest promotion (``k_block`` of ``accuracy.gemm_bound(..., engine="gpu")``): the
+    cuBLAS engine's chunk, at least the kernels' k-block."""
+    return cublas_chunk(d, k)
 
 
 def _diagonals(d):
@@ -321,7 +332,7 @@ def _cublas_gemm(c, pa, pb, d, *, a_col, b_col, k, alpha, beta):
         scalars.ctypes.data + 4, c.data.ptr, 0, n, m * n, batch, _CUBLAS_COMPUTE[d.base], -1)
 
 
-def _gemm_cublas(pa, pb, c, d, chunk=None):
+def _gemm_cublas(pa, pb, c, d, chunk):
     """The scheme's product of stacked operands by cuBLAS: each group of small products with one
     ``i + j`` as one GEMM over its stacked K (smallest first, scaled by 2**-(i+j)*shift), then hi*hi
     in k-chunks of ``chunk``; each call after the first adds its chain to ``c`` with one
@@ -329,7 +340,6 @@ def _gemm_cublas(pa, pb, c, d, chunk=None):
     kp = pa.parts.shape[-1] // d.terms
     calls = [(first * kp, (d.terms - 1 - s + first) * kp, count * kp, 2.0 ** (-s * d.shift))
              for s, first, count in _diagonals(d)]
-    chunk = chunk or _CUBLAS_CHUNK[d.base]
     calls += [(k0, (d.terms - 1) * kp + k0, min(chunk, kp - k0), 1.0) for k0 in range(0, kp, chunk)]
     for index, (a_col, b_col, k, alpha) in enumerate(calls):
         _cublas_gemm(c, pa, pb, d, a_col=a_col, b_col=b_col, k=k, alpha=alpha, beta=float(index > 0))
@@ -350,7 +360,7 @@ def _unscale(c, pa, pb):
 
 # Products of at least this many multiply-adds (m*n*k*batch) run on the cuBLAS engine under "auto";
 # below it the kernels' single launch wins (benchmarks/gemm.py on the H200, see docs/kernels.md).
-CUBLAS_MIN_WORK = 2 ** 33
+CUBLAS_MIN_WORK = 2 ** 31
 
 
 def auto_engine(d, m, n, k, batch):
@@ -362,15 +372,14 @@ def auto_engine(d, m, n, k, batch):
     return "sm90" if cupy.cuda.Device().compute_capability == "90" and d.terms > 1 else "sm80"
 
 
-def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, peaks=None):
-    """``a @ b`` (cupy float32, ndim >= 2, batch dimensions broadcast) in scheme ``d``.
-
-    ``peaks``: None (then ``a`` and ``b`` must be finite), or a uint32 cupy array of 2 zeros that
-    receives the largest ``|a|`` and ``|b|`` bits (0x7F800000 and above: NaN/inf present), NaN/inf
-    then being multiplied as zeros: the non-finite check of the public call without a pass of its own.
+def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, peaks=False):
+    """``a @ b`` (cupy float32, finite, ndim >= 2, batch dimensions broadcast) in scheme ``d``.
 
     ``tile``: the mma.sync kernel's launch shape; ``chunk``: the cuBLAS engine's hi*hi k-chunk
-    (default ``_CUBLAS_CHUNK``).
+    (default ``cublas_chunk(d, k)``). ``peaks=True``: ``a`` and ``b`` may hold NaN/inf, multiplied
+    as zeros, and the call returns ``(c, (peak_a, peak_b))``, the largest ``|a|`` and ``|b|`` bits
+    (0x7F800000 and above: NaN/inf present), read once the split is done while the products still
+    run: the public call's non-finite check, with no pass and no wait of its own.
 
     Accuracy: ``accuracy.gemm_bound(a, b, d, engine="gpu")``, checked by
     ``tests/test_kernels_gemm.py::test_gpu_matmul_error_within_bound``.
@@ -380,25 +389,35 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, peaks=None):
     batch = int(np.prod(batch_shape, dtype=np.int64))
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     if batch == 0 or m == 0 or n == 0 or k == 0:
-        return cupy.zeros(batch_shape + (m, n), np.float32)
+        c = cupy.zeros(batch_shape + (m, n), np.float32)
+        return (c, (0, 0)) if peaks else c
     if engine not in ENGINES:
         raise ValueError(f"matmul: unknown GPU engine {engine!r}; expected one of {ENGINES}")
     if engine == "auto":
         engine = auto_engine(d, m, n, k, batch)
     pad = padded_k(k, d)
-    a, b = _flatten(a, batch_shape, batch), _flatten(b, batch_shape, batch)
+    found = cupy.zeros(2, np.uint32) if peaks else None
+    peak = (None, None) if found is None else (found[0:1], found[1:2])
+    splitter = split_stacked if engine == "cublas" else split_operand
+    pa = splitter(_flatten(a, batch_shape, batch), d, transpose=False, pad=pad, peak=peak[0])
+    pb = splitter(_flatten(b, batch_shape, batch), d, transpose=True, pad=pad, peak=peak[1])
+    if peaks:
+        import cupyx
+        host = found.get(out=cupyx.empty_pinned(2, np.uint32), blocking=False)
+        split_done = cupy.cuda.Event()
+        split_done.record()
     c = cupy.empty((batch, m, n), np.float32)
     if engine == "cublas":
-        pa = split_stacked(a, d, transpose=False, pad=pad, peak=None if peaks is None else peaks[0:1])
-        pb = split_stacked(b, d, transpose=True, pad=pad, peak=None if peaks is None else peaks[1:2])
-        _gemm_cublas(pa, pb, c, d, chunk)
+        _gemm_cublas(pa, pb, c, d, chunk or cublas_chunk(d, k))
         if pa.exponent is not None:
             _unscale(c, pa, pb)
     else:
-        pa = split_operand(a, d, transpose=False, pad=pad, peak=None if peaks is None else peaks[0:1])
-        pb = split_operand(b, d, transpose=True, pad=pad, peak=None if peaks is None else peaks[1:2])
         _gemm_rawkernel(pa, pb, c, d, tile or TILES.get(d.name, DEFAULT_TILE), wgmma=engine == "sm90")
-    return c.reshape(batch_shape + (m, n))
+    c = c.reshape(batch_shape + (m, n))
+    if not peaks:
+        return c
+    split_done.synchronize()
+    return c, (int(host[0]), int(host[1]))
 
 
 def _flatten(x, batch_shape, batch):

@@ -104,11 +104,9 @@ def _cpu_product(a, b, d, parts_a, parts_b):
 
 def _gpu_product(a, b, d):
     """The same on cupy: the split kernels zero NaN/inf and report the largest magnitudes, so the
-    non-finite check costs no pass; the overflow check runs only where the magnitudes allow it."""
+    non-finite check costs no pass; the overflow check runs only where those magnitudes allow it."""
     import cupy
-    peaks = cupy.zeros(2, np.uint32)
-    c = _gpu.matmul(a, b, d, peaks=peaks)
-    peak_a, peak_b = (int(p) for p in peaks.get())
+    c, (peak_a, peak_b) = _gpu.matmul(a, b, d, peaks=True)
     all_finite = max(peak_a, peak_b) < _FLOAT32_INF_BITS
     largest = [float(np.uint32(min(p, _FLOAT32_INF_BITS - 1)).view(np.float32)) for p in (peak_a, peak_b)]
     if 2.0 * a.shape[-1] * largest[0] * largest[1] >= _FLOAT32_MAX and _gpu.any_nan(c):

@@ -78,10 +78,16 @@ def test_gpu_bound_defaults_to_the_engines_longest_hi_block():
     a, b = randn(8, 3000), randn(3000, 5)
     for name in ("tf32x3", "bf16x9", "fp16x3"):
         d = sp.dtype(name)
-        assert _gpu.hi_block(d) == _gpu._CUBLAS_CHUNK[d.base] >= 64
+        assert _gpu.hi_block(d, 3000) == _gpu.cublas_chunk(d, 3000)
         np.testing.assert_array_equal(gemm_bound(a, b, name, engine="gpu"),
-                                      gemm_bound(a, b, name, engine="gpu", k_block=_gpu.hi_block(d)))
-        assert (gemm_bound(a, b, name, engine="gpu") > gemm_bound(a, b, name, engine="gpu", k_block=64)).all()
+                                      gemm_bound(a, b, name, engine="gpu", k_block=_gpu.hi_block(d, 3000)))
+        assert (gemm_bound(a, b, name, engine="gpu") > gemm_bound(a, b, name, engine="gpu", k_block=32)).all()
+
+
+@pytest.mark.parametrize("k, chunks", [(1, (32, 64, 64)), (1000, (128, 256, 256)), (1024, (128, 512, 256)),
+                                       (8192, (512, 1024, 1024)), (16384, (512, 2048, 1024))])
+def test_cublas_chunk_grows_like_sqrt_k_from_the_kernels_block(k, chunks):
+    assert tuple(_gpu.cublas_chunk(sp.dtype(name), k) for name in ("tf32x3", "bf16x6", "fp16x3")) == chunks
 
 
 def _skip_without(engine):
@@ -214,6 +220,20 @@ def test_split_kernel_reports_the_largest_magnitude_and_zeroes_nonfinite(splitte
     ref = getattr(_gpu, splitter)(cupy.asarray(clean), d, transpose=transpose, pad=pad)
     assert int(peak.get()[0]) > 0x7F800000                      # a NaN's bits: the largest
     cupy.testing.assert_array_equal(op.parts, ref.parts)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("engine", ENGINES)
+def test_gpu_matmul_reports_peaks_and_multiplies_nonfinite_as_zeros(engine):
+    import cupy
+    _skip_without(engine)
+    d = sp.dtype("fp16x3")
+    a, b = randn(2, 30, 50), randn(50, 20)
+    a[1, 3, 4] = -np.inf
+    c, (peak_a, peak_b) = _gpu.matmul(cupy.asarray(a), cupy.asarray(b), d, engine=engine, peaks=True)
+    assert (peak_a, peak_b) == (0x7F800000, int(np.abs(b).max().view(np.uint32)))
+    clean = cupy.asarray(np.where(np.isfinite(a), a, np.float32(0)))
+    cupy.testing.assert_array_equal(c, _gpu.matmul(clean, cupy.asarray(b), d, engine=engine))
 
 
 @pytest.mark.gpu
