@@ -21,16 +21,17 @@ def cublas_stages(a, b, d, reps):
     pb = _gpu.split_stacked(b, d, transpose=True, pad=pad)
     c = cupy.empty((1, a.shape[1], b.shape[1]), np.float32)
     kp = pad
+    handle = cupy.cuda.device.get_cublas_handle()
     stages = {"split A": lambda: _gpu.split_stacked(a, d, transpose=False, pad=pad),
               "split B": lambda: _gpu.split_stacked(b, d, transpose=True, pad=pad)}
     for s, first, count in _gpu._diagonals(d):
         stages[f"i+j={s} (k={count * kp})"] = lambda s=s, first=first, count=count: _gpu._cublas_gemm(
-            c, pa, pb, d, a_col=first * kp, b_col=(d.terms - 1 - s + first) * kp, k=count * kp, alpha=1.0, beta=1.0)
+            handle, c, pa, pb, d, a_col=first * kp, b_col=(d.terms - 1 - s + first) * kp, k=count * kp, alpha=1.0, beta=1.0)
     chunk = _gpu.cublas_chunk(d, a.shape[-1])
 
     def hi():
         for k0 in range(0, kp, chunk):
-            _gpu._cublas_gemm(c, pa, pb, d, a_col=k0, b_col=(d.terms - 1) * kp + k0, k=min(chunk, kp - k0),
+            _gpu._cublas_gemm(handle, c, pa, pb, d, a_col=k0, b_col=(d.terms - 1) * kp + k0, k=min(chunk, kp - k0),
                               alpha=1.0, beta=1.0)
     stages[f"hi*hi ({-(-kp // chunk)} x k={chunk})"] = hi
     if pa.exponent is not None:

@@ -315,21 +315,27 @@ def _diagonals(d):
     return out
 
 
-def _cublas_gemm(c, pa, pb, d, *, a_col, b_col, k, alpha, beta):
+@functools.lru_cache(maxsize=None)
+def _host_scalars(alpha, beta):
+    """(alpha, beta) as float32 host memory that lives as long as the process (cuBLAS reads it
+    during the call)."""
+    return np.array([alpha, beta], np.float32)
+
+
+def _cublas_gemm(handle, c, pa, pb, d, *, a_col, b_col, k, alpha, beta):
     """``c = alpha * A[..., a_col:a_col+k] @ B[..., b_col:b_col+k]^T + beta * c`` by one
     ``cublasGemmStridedBatchedEx`` on stacked operands (float32 output: beta = 1 is one
     round-to-nearest add). Column-major C^T = B A^T is the row-major C."""
-    from cupy import cuda
     from cupy_backends.cuda.libs import cublas
     batch, m, n = c.shape
     a, b = pa.parts, pb.parts
     ld, item = a.shape[-1], a.itemsize
-    scalars = np.array([alpha, beta], np.float32)
+    scalars = _host_scalars(alpha, beta).ctypes.data
     cublas.gemmStridedBatchedEx(
-        cuda.device.get_cublas_handle(), 1, 0, n, m, k, scalars.ctypes.data,
+        handle, 1, 0, n, m, k, scalars,
         b.data.ptr + b_col * item, _CUDA_TYPE[d.base], ld, 0 if b.shape[0] < batch else b[0].size,
         a.data.ptr + a_col * item, _CUDA_TYPE[d.base], ld, 0 if a.shape[0] < batch else a[0].size,
-        scalars.ctypes.data + 4, c.data.ptr, 0, n, m * n, batch, _CUBLAS_COMPUTE[d.base], -1)
+        scalars + 4, c.data.ptr, 0, n, m * n, batch, _CUBLAS_COMPUTE[d.base], -1)
 
 
 def _gemm_cublas(pa, pb, c, d, chunk):
@@ -337,12 +343,14 @@ def _gemm_cublas(pa, pb, c, d, chunk):
     ``i + j`` as one GEMM over its stacked K (smallest first, scaled by 2**-(i+j)*shift), then hi*hi
     in k-chunks of ``chunk``; each call after the first adds its chain to ``c`` with one
     round-to-nearest add (beta = 1)."""
+    from cupy import cuda
+    handle = cuda.device.get_cublas_handle()
     kp = pa.parts.shape[-1] // d.terms
     calls = [(first * kp, (d.terms - 1 - s + first) * kp, count * kp, 2.0 ** (-s * d.shift))
              for s, first, count in _diagonals(d)]
     calls += [(k0, (d.terms - 1) * kp + k0, min(chunk, kp - k0), 1.0) for k0 in range(0, kp, chunk)]
     for index, (a_col, b_col, k, alpha) in enumerate(calls):
-        _cublas_gemm(c, pa, pb, d, a_col=a_col, b_col=b_col, k=k, alpha=alpha, beta=float(index > 0))
+        _cublas_gemm(handle, c, pa, pb, d, a_col=a_col, b_col=b_col, k=k, alpha=alpha, beta=float(index > 0))
     return c
 
 
