@@ -25,7 +25,8 @@ bool inputs raise TypeError rather than being rounded silently (convert with ``.
 rejects complex input (numpy 2 does too). numpy arrays run on the CPU engine, cupy arrays on the GPU,
 with the same arithmetic (:mod:`splitprec._fft_engine` documents it: Stockham passes of radix 16, 8,
 4, 2, 7, 5, 3, each pass one split-precision product by the real ``2r x 2r`` DFT block; twiddles in
-float64 rounded to complex64; Bluestein for other prime factors). ``rfft`` and ``irfft`` run the
+float64 rounded to complex64; powers of two from 8192 to 2**24 in two steps of at most 4096;
+Bluestein for other prime factors). ``rfft`` and ``irfft`` run the
 complex transform of length ``n`` (real input with zero imaginary part; Hermitian-extended input).
 
 Non-finite values: a 1-D line (along a transformed axis) that holds NaN or ±inf gives NaN in every
@@ -37,9 +38,10 @@ Accuracy: ``accuracy.fft_bound(x, dtype)`` (docs/bounds.md), checked by
 ``tests/test_fft.py::test_fft_error_within_bound``; the fp32-class schemes stay within 2x a float32
 FFT's error (scipy.fft's single-precision pocketfft on the CPU, cuFFT on the GPU):
 ``tests/test_fft.py::test_fft_error_within_twice_float32_fft`` and
-``::test_gpu_fft_error_within_bound_and_twice_cufft``. One measured exception: tf32x3 through
-Bluestein at N = 4095 on the GPU, 2.5x cuFFT's error (docs/kernels.md). numpy's complex64 FFT is no
-float32 anchor: it computes in float64 and rounds once (2.5e-8 at every N).
+``::test_gpu_fft_error_within_bound_and_twice_cufft`` (tf32x3 through Bluestein at N = 4095: 1.7x
+cuFFT's error with the fused kernel, 2.5x on the ``kernel=False`` passes engine; docs/kernels.md).
+numpy's complex64 FFT is no float32 anchor: it computes in float64 and rounds once (2.5e-8 at
+every N).
 """
 import math
 import operator
