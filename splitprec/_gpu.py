@@ -288,9 +288,12 @@ _CHUNK_PER_SQRT_K = {"tf32": 6, "bf16": 16, "fp16": 12}
 
 
 def cublas_chunk(d, k):
-    """k of hi*hi per cuBLAS call (one truncating chain) for products of inner dimension ``k``."""
-    limit = max(_CHUNK_PER_SQRT_K[d.base] * math.sqrt(k), _BLOCK_BYTES // _ELEMENT_BYTES[d.base])
-    return 1 << int(math.log2(limit))
+    """k of hi*hi per cuBLAS call (one truncating chain) for products of inner dimension ``k``; all
+    of k for one-part schemes, whose error the part's rounding dominates (2^-8 or 2^-11 per input)."""
+    block = _BLOCK_BYTES // _ELEMENT_BYTES[d.base]
+    if d.terms == 1:
+        return max(block, 1 << (k - 1).bit_length())
+    return 1 << int(math.log2(max(_CHUNK_PER_SQRT_K[d.base] * math.sqrt(k), block)))
 
 
 def hi_block(d, k):

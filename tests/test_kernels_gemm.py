@@ -88,6 +88,9 @@ def test_gpu_bound_defaults_to_the_engines_longest_hi_block():
                                        (8192, (512, 1024, 1024)), (16384, (512, 2048, 1024))])
 def test_cublas_chunk_grows_like_sqrt_k_from_the_kernels_block(k, chunks):
     assert tuple(_gpu.cublas_chunk(sp.dtype(name), k) for name in ("tf32x3", "bf16x6", "fp16x3")) == chunks
+    for name in ("tf32", "bf16", "fp16"):                   # one part: one chain over all of k
+        d = sp.dtype(name)
+        assert _gpu.cublas_chunk(d, k) >= _gpu.padded_k(k, d)
 
 
 def _skip_without(engine):
