@@ -280,8 +280,13 @@ def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None, *, dtype=None):
 _MODES = ("full", "same", "valid")
 
 
-def _smooth_length(n):
-    """The smallest length >= ``n`` with no prime factor above 7 (no Bluestein pass)."""
+def _conv_length(n, d, xp):
+    """The transform length of a linear convolution of length ``n``: on the GPU the next power of
+    two where the fused kernels run it, else the smallest length >= ``n`` with no prime factor above
+    7 (no Bluestein pass)."""
+    power = 1 << (n - 1).bit_length()
+    if xp is not np and 16 <= power <= _fft_engine.FOUR_STEP_MAX and _fft_engine.kernel_supported(16, d):
+        return power
     while _fft_engine.factorize(n) is None:
         n += 1
     return n
@@ -347,8 +352,9 @@ def fftconvolve(in1, in2, mode="full", axes=None, *, dtype=None):
     Returns
     -------
     float32 when both inputs are real, else complex64; same kind (numpy/cupy) as the inputs. The
-    transforms run at lengths with no prime factor above 7 (>= ``n1 + n2 - 1``), real inputs through
-    ``rfft``/``irfft`` on the last convolved axis.
+    transforms run at lengths >= ``n1 + n2 - 1``: on the GPU powers of two up to 2^24 (the fused
+    kernels), elsewhere lengths with no prime factor above 7; real inputs through ``rfft``/``irfft``
+    on the last convolved axis.
 
     Raises
     ------
@@ -381,7 +387,7 @@ def fftconvolve(in1, in2, mode="full", axes=None, *, dtype=None):
     if mode == "valid":
         in1, in2 = _valid_order(in1, in2, axes, op)
     full = [in1.shape[ax] + in2.shape[ax] - 1 for ax in axes]
-    lengths = [_smooth_length(n) for n in full]
+    lengths = [_conv_length(n, d, xp) for n in full]
     product = _spectrum(in1, lengths, axes, real=real, d=d) * _spectrum(in2, lengths, axes, real=real, d=d)
     y = _inverse_spectrum(product, lengths, axes, real=real, d=d)
     keep = {"full": full, "same": shape1,

@@ -402,6 +402,24 @@ def test_fftconvolve_error_within_twice_float32_fftconvolve(n1, n2):
         assert _rel(sp.fft.fftconvolve(in1, in2, dtype=dtype), ref) <= 2 * err_float32
 
 
+@pytest.mark.parametrize("n, scheme, gpu, length", [
+    (1000, "bf16x6", False, 1000), (1000, "bf16x6", True, 1024), (1000, "fp16x3", True, 1000),
+    (11, "bf16x6", True, 16), (5, "bf16x6", True, 5), (2 ** 24 + 1, "tf32x3", True, 16796160)])
+def test_fftconvolve_length_is_a_fused_power_of_two_on_the_gpu(n, scheme, gpu, length):
+    xp = object() if gpu else np              # any namespace other than numpy means the GPU
+    assert sp.fft._conv_length(n, sp.dtype(scheme), xp) == length
+
+
+@pytest.mark.gpu
+def test_gpu_fftconvolve_within_twice_cupyx_error():
+    import cupy
+    import cupyx.scipy.signal
+    in1, in2 = (cupy.asarray(rng.standard_normal((4, n)).astype(np.float32)) for n in (3000, 700))
+    ref = cupyx.scipy.signal.fftconvolve(in1.astype(np.float64), in2.astype(np.float64), axes=-1)
+    err = lambda y: float(cupy.linalg.norm(y - ref) / cupy.linalg.norm(ref))   # noqa: E731
+    assert err(sp.fft.fftconvolve(in1, in2, axes=-1)) <= 2 * err(cupyx.scipy.signal.fftconvolve(in1, in2, axes=-1))
+
+
 def test_fftconvolve_rejects_unknown_mode():
     with pytest.raises(ValueError, match=r"^fftconvolve: acceptable mode flags are"):
         sp.fft.fftconvolve(np.ones(3, np.float32), np.ones(2, np.float32), "wrap")
