@@ -349,7 +349,9 @@ def _gemm_cublas(pa, pb, c, d, chunk):
     in k-chunks of ``chunk``; each call after the first adds its chain to ``c`` with one
     round-to-nearest add (beta = 1)."""
     from cupy import cuda
+    from cupy_backends.cuda.libs import cublas
     handle = cuda.device.get_cublas_handle()
+    cublas.setStream(handle, cuda.get_current_stream().ptr)     # the stream the split ran on
     kp = pa.parts.shape[-1] // d.terms
     calls = [(first * kp, (d.terms - 1 - s + first) * kp, count * kp, 2.0 ** (-s * d.shift))
              for s, first, count in _diagonals(d)]

@@ -138,6 +138,20 @@ def test_gpu_matmul_edge_values_within_bound(name, min_work, monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("engine", ENGINES)
+def test_gpu_matmul_runs_on_the_current_stream(engine):
+    import cupy
+    _skip_without(engine)
+    a, b = randn(300, 500), randn(500, 200)
+    expected = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype("bf16x6"), engine=engine))
+    with cupy.cuda.Stream(non_blocking=True) as stream:
+        a_gpu, b_gpu = cupy.asarray(a), cupy.asarray(b)
+        c = _gpu.matmul(a_gpu, b_gpu, sp.dtype("bf16x6"), engine=engine)
+        host = c.get(stream=stream)
+    np.testing.assert_array_equal(host, expected)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", ["bf16", "tf32x3", "bf16x9", "fp16x3"])
 def test_cublas_engine_many_short_chunks_within_bound(name):
     import cupy
