@@ -2,7 +2,7 @@
 
 Three engines run a scheme's narrow products. Tensor cores accumulate by truncation, so every
 engine keeps hi*hi in its own accumulator and promotes its partial sum into float32 with
-round-to-nearest adds at least every ``hi_block(d, k)`` values of k, and adds the small products
+round-to-nearest adds at least every ``d.gpu_k_block(k)`` values of k, and adds the small products
 (i + j > 0) before it (Ootomo & Yokota, arXiv 2203.03341). The model is
 ``accuracy.gemm_bound(..., engine="gpu")`` (docs/bounds.md, section 5).
 
@@ -289,18 +289,12 @@ _CHUNK_PER_SQRT_K = {"tf32": 6, "bf16": 16, "fp16": 12}
 
 def cublas_chunk(d, k):
     """k of hi*hi per cuBLAS call (one truncating chain) for products of inner dimension ``k``; all
-    of k for one-part schemes, whose error the part's rounding dominates (2^-8 or 2^-11 per input)."""
+    of k for one-part schemes, whose error the part's rounding dominates (2^-8 or 2^-11 per input).
+    At least the kernels' k-block, so it is the longest chain of any engine: ``d.gpu_k_block(k)``."""
     block = _BLOCK_BYTES // _ELEMENT_BYTES[d.base]
     if d.terms == 1:
         return max(block, 1 << (k - 1).bit_length())
     return 1 << int(math.log2(max(_CHUNK_PER_SQRT_K[d.base] * math.sqrt(k), block)))
-
-
-def hi_block(d, k):
-    """The longest run of k over which a GPU engine accumulates hi*hi in the tensor core before a
-    round-to-nearest promotion (``k_block`` of ``accuracy.gemm_bound(..., engine="gpu")``): the
-    cuBLAS engine's chunk, at least the kernels' k-block."""
-    return cublas_chunk(d, k)
 
 
 def _diagonals(d):

@@ -78,9 +78,9 @@ def test_gpu_bound_defaults_to_the_engines_longest_hi_block():
     a, b = randn(8, 3000), randn(3000, 5)
     for name in ("tf32x3", "bf16x9", "fp16x3"):
         d = sp.dtype(name)
-        assert _gpu.hi_block(d, 3000) == _gpu.cublas_chunk(d, 3000)
+        assert d.gpu_k_block(3000) == _gpu.cublas_chunk(d, 3000)
         np.testing.assert_array_equal(gemm_bound(a, b, name, engine="gpu"),
-                                      gemm_bound(a, b, name, engine="gpu", k_block=_gpu.hi_block(d, 3000)))
+                                      gemm_bound(a, b, name, engine="gpu", k_block=d.gpu_k_block(3000)))
         assert (gemm_bound(a, b, name, engine="gpu") > gemm_bound(a, b, name, engine="gpu", k_block=32)).all()
 
 
