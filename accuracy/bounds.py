@@ -11,6 +11,7 @@ import numpy as np
 
 import splitprec
 
+from .ozaki_bound import ozaki2_gemm_bound
 from .reference import _nonfinite_pattern
 
 U32 = 2.0 ** -24                    # unit roundoff of float32 round-to-nearest
@@ -155,6 +156,8 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
     True
     """
     op = "gemm_bound"
+    if splitprec.dtype(dtype).target == "float64":     # ozaki2_int8x<N>: float64 operands, both engines
+        return ozaki2_gemm_bound(a, b, splitprec.dtype(dtype))
     d = _scheme(dtype, op)
     if engine not in ENGINES:
         raise ValueError(f"{op}: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")

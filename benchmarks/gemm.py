@@ -28,7 +28,7 @@ from accuracy.bounds import gemm_bound  # noqa: E402
 from accuracy.reference import exact_matmul  # noqa: E402
 from splitprec import _gpu  # noqa: E402
 
-SCHEMES = sp.dtypes()
+SCHEMES = sp.dtypes("float32")
 CASES = [(2048, 2048, 2048, 1), (4096, 4096, 4096, 1), (8192, 8192, 8192, 1), (16384, 16384, 16384, 1),
          (8192, 8192, 1024, 1), (128, 8192, 8192, 1), (64, 64, 64, 4096)]
 QUICK_CASES = [(2048, 2048, 2048, 1), (8192, 8192, 8192, 1), (64, 64, 64, 4096)]

@@ -7,10 +7,13 @@ is stored multiplied by ``2**(i*shift)`` so that it stays in the base format's n
 schemes with ``scaling == "pow2"`` also scale each row of A and column of B by a power of two.
 A product ``A @ B`` is the sum of the narrow products ``A_i @ B_j`` over ``products``, smallest first.
 Everything per-scheme (split, engines, bounds, kernel dispatch) reads these records.
+The fp64-class schemes ``ozaki2_int8x<N>`` (float64 target, CRT over N int8 moduli) are
+:class:`splitprec.ozaki.Ozaki2DType` records in the same registry (see splitprec/ozaki.py).
 """
 from dataclasses import dataclass
 
 from .formats import FORMATS, get_format
+from .ozaki import SCHEMES as _OZAKI2_SCHEMES, Ozaki2DType
 
 FP32_CLASS_PRODUCT_ERROR = 2.0 ** -20   # 16 fp32 unit roundoffs: see docs/bounds.md, "fp32 class"
 
@@ -107,14 +110,23 @@ _SCHEMES = (
     SplitDType("fp16x3", "fp16", 2, _all_pairs_up_to(2, 1), shift=11, scaling="pow2",
                aliases=("3xfp16",)),
 )
-_REGISTRY = {d.name: d for d in _SCHEMES}
-_LOOKUP = {alias: d for d in _SCHEMES for alias in (d.name, *d.aliases)}
+_REGISTRY = {d.name: d for d in _SCHEMES + _OZAKI2_SCHEMES}
+_LOOKUP = {alias: d for d in _REGISTRY.values() for alias in (d.name, *d.aliases)}
+TARGETS = ("float32", "float64")
 assert all(d.base in FORMATS for d in _SCHEMES)
 
 
-def dtypes():
-    """Names of all registered schemes, sorted."""
-    return sorted(_REGISTRY)
+def dtypes(target=None):
+    """Names of all registered schemes, sorted; ``target="float32"`` or ``"float64"`` keeps one class.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``target``.
+    """
+    if target is not None and target not in TARGETS:
+        raise ValueError(f"dtypes: unknown target {target!r}; expected None, 'float32' or 'float64'")
+    return sorted(n for n, d in _REGISTRY.items() if target in (None, d.target))
 
 
 def dtype(name):
@@ -127,7 +139,7 @@ def dtype(name):
     TypeError
         If ``name`` is neither a string nor a SplitDType.
     """
-    if isinstance(name, SplitDType):
+    if isinstance(name, (SplitDType, Ozaki2DType)):
         return name
     if not isinstance(name, str):
         raise TypeError(f"split dtype must be a name (str) or SplitDType, got {type(name).__name__}")
@@ -139,7 +151,10 @@ def dtype(name):
 
 
 def cheapest(precision):
-    """The cheapest scheme of ``precision`` class (``"fp32"``), ties broken by the smaller error."""
+    """The cheapest scheme of ``precision`` class: ``"fp32"`` (ties broken by the smaller error) or
+    ``"fp64"`` (the fewest moduli whose bound is fp64 class: ``ozaki2_int8x14``)."""
+    if precision == "fp64":
+        return min((d for d in _OZAKI2_SCHEMES if d.fp64_class), key=lambda d: d.cost)
     if precision != "fp32":
-        raise ValueError(f"unknown precision {precision!r}; expected 'fp32'")
+        raise ValueError(f"unknown precision {precision!r}; expected 'fp32' or 'fp64'")
     return min((d for d in _SCHEMES if d.fp32_class), key=lambda d: (d.cost, d.product_error))

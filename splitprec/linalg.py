@@ -1,8 +1,10 @@
 """Matrix products in a split-precision scheme: ``matmul``.
 
 ``dtype`` names the scheme (see :func:`splitprec.dtypes`); ``precision="fp32"`` picks the cheapest
-scheme whose bound is fp32 class. Inputs are float32 (float16 is widened exactly); float64 is
-rejected rather than silently rounded. numpy arrays run on the reference engine, cupy arrays on the
+scheme whose bound is fp32 class, ``precision="fp64"`` the cheapest fp64-class one. Inputs of
+float32-target schemes are float32 (float16 is widened exactly); float64 is rejected rather than
+silently rounded. Inputs of float64-target schemes (``ozaki2_int8x<N>``) are float64 and the result
+is float64; float32 is rejected rather than silently promoted. numpy arrays run on the reference engine, cupy arrays on the
 GPU. NaN and ±inf appear in the result exactly where they appear in the float64 product of the same
 inputs (Inf*0 gives NaN). Finite inputs never give NaN: an entry whose narrow products overflow
 (inf - inf) is recomputed as a float64 dot product rounded to float32, so results beyond the float32
@@ -11,12 +13,13 @@ range become ±inf as in the float64 product.
 import numpy as np
 
 from ._backend import is_cupy, namespace
-from . import _gpu
+from . import _gpu, _ozaki_engine
 from ._engine import narrow_matmul
 from .dtypes import cheapest, dtype as get_dtype
 from .split import Parts, split
 
-_ACCEPTED = (np.float16, np.float32)
+_ACCEPTED = {"float32": ((np.float16, np.float32), "float32 or float16", "float32"),
+             "float64": ((np.float64,), "float64", "float64")}
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
@@ -28,8 +31,6 @@ def _scheme(dtype, precision, op, on_gpu=False):
         d = get_dtype(dtype)
     else:
         d = (_gpu.fastest if on_gpu else cheapest)("fp32" if precision is None else precision)
-    if d.target != "float32":
-        raise ValueError(f"{op}: scheme {d.name!r} targets {d.target}; matmul supports float32 targets")
     return d
 
 
@@ -39,12 +40,13 @@ def _operand(x, name, op, d):
         if not isinstance(x, (list, tuple, int, float, np.generic)):
             raise TypeError(f"{op}: {name} must be a numpy or cupy array, got {type(x).__name__}")
         x = np.asarray(x)
-    if x.dtype not in _ACCEPTED:
-        raise TypeError(f"{op}: {name} has dtype {x.dtype}; scheme {d.name!r} accepts float32 or "
-                        f"float16 (convert explicitly, e.g. {name}.astype(numpy.float32))")
+    accepted, listed, widest = _ACCEPTED[d.target]
+    if x.dtype not in accepted:
+        raise TypeError(f"{op}: {name} has dtype {x.dtype}; scheme {d.name!r} accepts {listed} "
+                        f"(convert explicitly, e.g. {name}.astype(numpy.{widest}))")
     if x.ndim == 0:
         raise ValueError(f"{op}: {name} is a scalar (ndim 0); expected an array with ndim >= 1")
-    return x.astype(np.float32, copy=False)
+    return x.astype(widest, copy=False)
 
 
 def _nonfinite_pattern(a, b, finite_a, finite_b, xp):
@@ -123,7 +125,10 @@ def _matmul2d(a, b, d, parts_a=None, parts_b=None):
     """
     xp = namespace(a, b)
     with np.errstate(over="ignore", invalid="ignore"):   # overflow is handled in the products
-        c, all_finite = _cpu_product(a, b, d, parts_a, parts_b) if xp is np else _gpu_product(a, b, d)
+        if d.target == "float64":
+            c, all_finite = _ozaki_engine.product(a, b, d)
+        else:
+            c, all_finite = _cpu_product(a, b, d, parts_a, parts_b) if xp is np else _gpu_product(a, b, d)
     if all_finite:
         return c
     pattern = _nonfinite_pattern(a, b, xp.isfinite(a), xp.isfinite(b), xp)
@@ -155,8 +160,8 @@ def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None)):
         c = c[..., 0]
     if out is None:
         return c
-    if type(out) is not type(c) or out.dtype != np.float32 or out.shape != c.shape:
-        raise ValueError(f"{op}: out must be a {type(c).__name__} of dtype float32 and shape "
+    if type(out) is not type(c) or out.dtype != c.dtype or out.shape != c.shape:
+        raise ValueError(f"{op}: out must be a {type(c).__name__} of dtype {c.dtype} and shape "
                          f"{c.shape}; got {type(out).__name__} of dtype "
                          f"{getattr(out, 'dtype', None)} and shape {getattr(out, 'shape', None)}")
     out[...] = c
@@ -168,31 +173,35 @@ def matmul(a, b, /, out=None, *, dtype=None, precision=None):
 
     Parameters
     ----------
-    a, b : numpy.ndarray, cupy.ndarray or SplitArray, float32 (or float16), ndim >= 1
+    a, b : numpy.ndarray, cupy.ndarray or SplitArray, ndim >= 1
+        float32 (or float16) for float32-target schemes, float64 for ``ozaki2_int8x<N>``.
         Operands; leading dimensions broadcast as in ``numpy.matmul``. A SplitArray operand's
         cached parts are reused, and ``dtype=None`` then means its (promoted) scheme.
     out : array, optional
-        float32 array of the result's shape to write into.
+        Array of the result's dtype and shape to write into.
     dtype : str or SplitDType, optional
-        Scheme name, e.g. ``"tf32x3"``, ``"bf16x9"``; see ``splitprec.dtypes()``.
-    precision : {"fp32"}, optional
-        Pick the cheapest scheme whose bound is fp32 class (the default when ``dtype`` is None).
+        Scheme name, e.g. ``"tf32x3"``, ``"bf16x9"``, ``"ozaki2_int8x14"``; see ``splitprec.dtypes()``.
+    precision : {"fp32", "fp64"}, optional
+        Pick the cheapest scheme whose bound is fp32 class (the default when ``dtype`` is None)
+        or fp64 class (``ozaki2_int8x14``, docs/ozaki.md).
 
     Returns
     -------
-    float32 array of the same kind (numpy or cupy) as the inputs; a SplitArray (or its scalar,
-    for 1-D operands) when either input is one.
+    float32 (float64 for ``ozaki2_int8x<N>``) array of the same kind (numpy or cupy) as the
+    inputs; a SplitArray (or its scalar, for 1-D operands) when either input is one.
 
     Raises
     ------
     TypeError
-        Operands that are not float32/float16 arrays (float64 is not silently rounded).
+        Operands whose dtype the scheme does not take (float64 is not silently rounded to
+        float32, float32 not silently promoted to float64).
     ValueError
         Unknown scheme, scalar operands, mismatched inner or batch dimensions, a bad ``out``,
         numpy and cupy operands mixed.
 
     Accuracy: ``accuracy.gemm_bound(a, b, dtype)``, checked by
-    ``tests/test_linalg.py::test_matmul_error_within_bound``.
+    ``tests/test_linalg.py::test_matmul_error_within_bound`` and, for ``ozaki2_int8x<N>``,
+    ``tests/test_ozaki.py::test_matmul_error_within_bound``.
 
     Examples
     --------

@@ -7,7 +7,7 @@ import splitprec as sp
 from splitprec.dtypes import FP32_CLASS_PRODUCT_ERROR, cheapest
 from splitprec.formats import FORMATS
 
-ALL_DTYPES = sp.dtypes()
+ALL_DTYPES = sp.dtypes("float32")
 
 
 def test_registry_has_the_contract_names():
@@ -23,7 +23,7 @@ def test_dtype_resolves_known_spellings(spelling, name):
 
 
 def test_unknown_dtype_lists_the_known_ones():
-    listed = ", ".join(repr(n) for n in ALL_DTYPES)
+    listed = ", ".join(repr(n) for n in sp.dtypes())
     with pytest.raises(ValueError, match=r"^unknown split dtype 'tf32x4'; expected one of " + re.escape(listed)):
         sp.dtype("tf32x4")
     with pytest.raises(TypeError, match=r"^split dtype must be a name"):
@@ -62,5 +62,5 @@ def test_fp32_class_membership_and_cheapest():
     assert fp32 == {"tf32x3", "bf16x6", "bf16x9"}
     assert all(sp.dtype(n).product_error <= FP32_CLASS_PRODUCT_ERROR for n in fp32)
     assert cheapest("fp32").name == "bf16x6"
-    with pytest.raises(ValueError, match=r"^unknown precision 'fp64'"):
-        cheapest("fp64")
+    with pytest.raises(ValueError, match=r"^unknown precision 'fp16'"):
+        cheapest("fp16")

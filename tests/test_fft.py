@@ -13,7 +13,7 @@ from splitprec.dtypes import cheapest
 
 
 FP32_CLASS = [name for name in sp.dtypes() if sp.dtype(name).fp32_class]
-ALL_DTYPES = sp.dtypes()
+ALL_DTYPES = sp.dtypes("float32")
 DEFAULT = cheapest("fp32")
 U32 = np.finfo(np.float32).eps / 2          # float32 unit roundoff
 NORMS = [None, "backward", "ortho", "forward"]

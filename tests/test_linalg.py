@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 
 import splitprec as sp
 
-ALL_DTYPES = sp.dtypes()
+ALL_DTYPES = sp.dtypes("float32")
 FP32_CLASS = [n for n in ALL_DTYPES if sp.dtype(n).fp32_class]
 rng = np.random.default_rng(2024)
 
@@ -119,8 +119,8 @@ def test_inf_times_zero_is_nan():
      r"^unknown split dtype 'tf32x4'; expected one of"),
     (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), dtype="bf16x9",
                        precision="fp32"), ValueError, r"^matmul: give dtype or precision, not both"),
-    (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), precision="fp64"),
-     ValueError, r"^unknown precision 'fp64'"),
+    (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), precision="fp16"),
+     ValueError, r"^unknown precision 'fp16'"),
     (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32),
                        out=np.empty((2, 3), np.float32)), ValueError, r"^matmul: out must be a ndarray of dtype float32 and shape \(2, 2\)"),
     (lambda: sp.matmul("ab", np.ones((3, 2), np.float32)), TypeError,

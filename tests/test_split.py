@@ -8,7 +8,7 @@ import splitprec as sp
 from splitprec.split import merge, split
 from splitprec.formats import is_representable
 
-ALL_DTYPES = sp.dtypes()
+ALL_DTYPES = sp.dtypes("float32")
 FP32_MAX = float(np.finfo(np.float32).max)
 
 

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// Ozaki scheme II, result side: from the int32 products of the residues (one per modulus and
+// k-block), the integer C with |C| < M/2 by the Chinese remainder theorem, rounded to float64 and
+// scaled by 2**-(sigma_i + tau_j). Every step is exact in float64 except the last two additions and
+// the scaling (docs/bounds.md, "Ozaki scheme II"); the operations are those of
+// splitprec._ozaki_engine.crt, so the result equals the numpy engine's bit for bit.
+#include "common/ozaki2.cuh"
+
+template <int N,   // number of moduli
+          int C>   // 39-bit chunks of the CRT constants (3 or 4)
+__global__ void __launch_bounds__(256)
+ozaki2_crt_sm80(const int* __restrict__ prod,       // (blocks, batch, N, m, ldc) int32 products
+                double* __restrict__ out,            // (batch, m, n) float64
+                const int* __restrict__ row_exp,     // (batch or 1, m) sigma of A's rows
+                const int* __restrict__ col_exp,     // (batch or 1, n) tau of B's columns
+                const double* __restrict__ consts,   // W (N x C), M chunks (C), 1/M
+                long long mn, int m, int n, long long total,   // total = batch * m * n
+                int ldc,                                       // row stride of prod, >= n
+                int blocks, long long block_stride,            // k-blocks; batch * N * m * ldc
+                int row_batch_stride, int col_batch_stride)    // m or n; 0 when shared
+{
+  for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+       idx += (long long)gridDim.x * blockDim.x) {
+    const long long b = idx / mn, rem = idx - b * mn;
+    const int i = (int)(rem / n), j = (int)(rem - (long long)i * n);
+    double s[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) s[c] = 0.0;
+#pragma unroll
+    for (int l = 0; l < N; ++l) {
+      const int mod = ozaki2_modulus(l);
+      const int* p = prod + (b * N + l) * (long long)m * ldc + (long long)i * ldc + j;
+      int acc = 0;
+      for (int blk = 0; blk < blocks; ++blk) acc += p[blk * block_stride] % mod;   // |acc| < blocks * 256
+      const double r = (double)(acc % mod);
+#pragma unroll
+      for (int c = 0; c < C; ++c) s[c] += consts[l * C + c] * r;     // exact: < 2**52 on the chunk's grid
+    }
+    const double q = rint((s[0] + s[1]) * consts[N * C + C]);
+    double t[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) t[c] = s[c] - q * consts[N * C + c];   // exact
+    const double low = C > 3 ? t[2] + t[3 % C] : (C > 2 ? t[2 % C] : 0.0);
+    const double value = (t[0] + t[1]) + low;
+    out[idx] = ldexp(value, -(row_exp[b * row_batch_stride + i] + col_exp[b * col_batch_stride + j]));
+  }
+}

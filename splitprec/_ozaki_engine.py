@@ -1,0 +1,91 @@
+"""The Ozaki-II engine: scale to integers, residues, exact modular products, CRT; numpy or cupy.
+
+The numpy engine is the reference model of the GPU engine (``splitprec._ozaki_gpu``): the same
+exponents, the same int8 residues, the same products modulo each ``m_l`` (float64 BLAS here: every
+product of residues and every partial sum is an integer below 2**53, so the result is exact in any
+order), and the same float64 operations in the CRT, so both engines return the same bits.
+"""
+import numpy as np
+
+from ._backend import namespace
+from .ozaki import K_BLOCK, scale_exponents
+
+
+def residues(t, d):
+    """Symmetric residues ``t mod m_l`` in ``[-floor(m/2), ceil(m/2) - 1]`` (int8 range) of the
+    integer-valued float64 array ``t`` (``|t| < 2**84``), one float64 array per modulus.
+
+    The steps of ``ozaki2_residue`` in kernels/common/ozaki2.cuh, each exact: ``t = hi 2**32 + lo``,
+    both reduced by ``m rint(x / m)``, recombined with ``2**32 mod m`` and reduced again.
+    """
+    hi = np.trunc(t * 2.0 ** -32)
+    lo = t - hi * 2.0 ** 32
+    out = []
+    for m in d.moduli:
+        inverse = 1.0 / m
+        r = (hi - m * np.rint(hi * inverse)) * float(2 ** 32 % m) + (lo - m * np.rint(lo * inverse))
+        r -= m * np.rint(r * inverse)
+        out.append(np.where(r > (m - 1) // 2, r - m, r))
+    return out
+
+
+def crt(r, d, xp=np):
+    """float64 nearest (within 2 roundings) to the integer ``C`` with ``|C| < M/2`` and ``C = r_l
+    mod m_l`` for every l; ``r`` holds one array per modulus with ``|r_l| < m_l``.
+
+    ``S_c = sum_l W[l, c] r_l`` is exact per chunk c; ``q = rint((S_0 + S_1) / M)`` is the multiple
+    of M to remove (exact while ``|C| <= 3M/8``); ``T_c = S_c - q M_c`` is exact, and ``C = T_0 +
+    T_1 + T_2 (+ T_3)`` is summed as ``(T_0 + T_1) + (T_2 + T_3)`` (docs/bounds.md, "Ozaki scheme II").
+    """
+    consts = d.crt_constants()
+    count, chunks = d.terms, d.chunks
+    weights, m_chunks, inverse = consts[:count * chunks].reshape(count, chunks), \
+        consts[count * chunks:-1], consts[-1]
+    s = [weights[0, c] * r[0] for c in range(chunks)]
+    for l in range(1, count):
+        s = [s[c] + weights[l, c] * r[l] for c in range(chunks)]
+    q = xp.rint((s[0] + s[1]) * inverse)
+    t = [s[c] - q * m_chunks[c] for c in range(chunks)]
+    low = (t[2] + t[3]) if chunks > 3 else t[2] if chunks > 2 else 0.0
+    return (t[0] + t[1]) + low
+
+
+def _modular_products(ra, rb, d):
+    """``(A' B') mod m_l`` per modulus, as ``fmod(sum over k-blocks of fmod(block product))``."""
+    k = ra[0].shape[-1]
+    out = []
+    for l, m in enumerate(d.moduli):
+        acc = 0.0
+        for k0 in range(0, k, K_BLOCK):
+            acc = acc + np.fmod(np.matmul(ra[l][..., k0:k0 + K_BLOCK], rb[l][..., k0:k0 + K_BLOCK, :]), m)
+        out.append(np.fmod(acc, m))
+    return out
+
+
+def _cpu_product(a, b, d):
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    all_finite = bool(np.isfinite(a).all()) and bool(np.isfinite(b).all())
+    if not all_finite:
+        a, b = (np.where(np.isfinite(x), x, 0.0) for x in (a, b))
+    if 0 in (m, k, n) or 0 in batch:
+        return np.zeros(batch + (m, n)), all_finite
+    bits_a, bits_b = d.bits
+    sigma, tau = scale_exponents(a, bits_a, -1), scale_exponents(b, bits_b, -2)
+    ra = residues(np.rint(np.ldexp(a, sigma)), d)
+    rb = residues(np.rint(np.ldexp(b, tau)), d)
+    value = crt(_modular_products(ra, rb, d), d)
+    return np.ldexp(value, -(sigma + tau)), all_finite
+
+
+def product(a, b, d):
+    """``(a @ b with NaN/inf inputs taken as zeros, whether every input is finite)`` for float64
+    numpy or cupy arrays of ndim >= 2 (batch dimensions broadcast) in Ozaki-II scheme ``d``.
+
+    Accuracy: ``accuracy.gemm_bound(a, b, d)``, checked by
+    ``tests/test_ozaki.py::test_matmul_error_within_bound``.
+    """
+    if namespace(a, b) is np:
+        return _cpu_product(a, b, d)
+    from . import _ozaki_gpu
+    return _ozaki_gpu.product(a, b, d)

@@ -1,0 +1,138 @@
+"""The Ozaki-II GPU engine: one residue pass per operand, N int8 GEMMs by cuBLAS, one CRT pass.
+
+- ``kernels/ozaki2_residues_sm80.cu``: per row of A (and of B transposed), the exponent and the
+  int8 residues of every modulus, written (batch, N, rows, K') with K' = k rounded up to 16, so that
+  both operands are K-major: cuBLAS's fast int8 layout (TN; NN runs ~11x slower on the H200,
+  see the ANCHORS table "int8 cublasGemmEx, TN layout / NN layout").
+- ``cublasGemmStridedBatchedEx`` with CUDA_R_8I inputs, CUDA_R_32I output and
+  CUBLAS_COMPUTE_32I: one call per k-block of at most ``K_BLOCK`` (and per batch entry when only
+  one operand is batched) runs every modulus as one batch; each product is exact in int32.
+- ``kernels/ozaki2_crt_sm80.cu``: reduces the products modulo each modulus, recovers the integer
+  product by the CRT and scales it back, the numpy engine's operations in the same order.
+"""
+import functools
+
+import numpy as np
+
+from .ozaki import COUNTS, K_BLOCK, SCHEMES, grid_bits
+
+RESIDUE_FILE = "ozaki2_residues_sm80.cu"
+CRT_FILE = "ozaki2_crt_sm80.cu"
+_PAD = 16                      # K' granularity (int8 tensor-core GEMMs want k % 16 == 0)
+_CUDA_R_8I, _CUDA_R_32I, _CUBLAS_COMPUTE_32I = 3, 10, 72
+_THREADS = 256
+
+
+def residue_expression(d):
+    return f"ozaki2_residues_sm80<{d.terms}>"
+
+
+def crt_expression(d):
+    return f"ozaki2_crt_sm80<{d.terms}, {d.chunks}>"
+
+
+def instantiations():
+    """Every kernel instantiation the engine launches, ``{file: [names]}`` (all registered counts)."""
+    return {RESIDUE_FILE: [residue_expression(d) for d in SCHEMES],
+            CRT_FILE: [crt_expression(d) for d in SCHEMES]}
+
+
+def _residues(x, d, bits, nonfinite):
+    """``(planes (batch, N, rows, K') int8, exponents (batch * rows,) int32)`` of float64 ``x``
+    (batch, rows, k), C-contiguous."""
+    import cupy
+    from ._launch import launch
+    batch, rows, k = x.shape
+    pad = -(-k // _PAD) * _PAD
+    planes = cupy.empty((batch, d.terms, rows, pad), np.int8)
+    exponent = cupy.empty(batch * rows, np.int32)
+    if batch * rows:
+        launch(RESIDUE_FILE, residue_expression(d), (batch * rows, 1, 1), (_THREADS, 1, 1),
+               (x, planes, exponent, nonfinite, np.int32(rows), np.int32(k), np.int32(pad),
+                np.int32(bits), np.int32(grid_bits(k))))
+    return planes, exponent
+
+
+@functools.lru_cache(maxsize=None)
+def _int_scalars():
+    """Host int32 (alpha, beta) = (1, 0), alive as long as the process (cuBLAS reads them)."""
+    return np.array([1, 0], np.int32)
+
+
+def _products(pa, pb, batch, d):
+    """int32 (blocks, batch, N, m, ldc): the residue products of every modulus and k-block, rows
+    padded to ``ldc`` = n rounded up to 4 (16-byte aligned rows for the int8 tensor-core kernels)."""
+    import cupy
+    from cupy_backends.cuda.libs import cublas
+    handle = cupy.cuda.device.get_cublas_handle()
+    count, m, pad = pa.shape[1:]
+    n = pb.shape[2]
+    blocks = -(-pad // K_BLOCK)
+    ldc = -(-n // 4) * 4
+    prod = cupy.empty((blocks, batch, count, m, ldc), np.int32)
+    scalars = _int_scalars().ctypes.data
+    together = pa.shape[0] == pb.shape[0] == batch     # one strided batch over (batch, modulus)
+    entries = [(slice(None), batch * count)] if together else [(e, count) for e in range(batch)]
+    for blk in range(blocks):
+        k0, kb = blk * K_BLOCK, min(K_BLOCK, pad - blk * K_BLOCK)
+        for entry, calls in entries:
+            a = pa if together else pa[entry if pa.shape[0] > 1 else 0]
+            b = pb if together else pb[entry if pb.shape[0] > 1 else 0]
+            c = prod[blk] if together else prod[blk, entry]
+            cublas.gemmStridedBatchedEx(
+                handle, 1, 0, n, m, kb, scalars,
+                b.data.ptr + k0, _CUDA_R_8I, pad, n * pad,
+                a.data.ptr + k0, _CUDA_R_8I, pad, m * pad,
+                scalars + 4, c.data.ptr, _CUDA_R_32I, ldc, m * ldc, calls, _CUBLAS_COMPUTE_32I, -1)
+    return prod
+
+
+def _crt(prod, ea, eb, batch, n, d):
+    """float64 (batch, m, n) from the products by the CRT kernel (exponents: (batch or 1) * rows)."""
+    import cupy
+    from ._launch import launch
+    blocks, _, count, m, ldc = prod.shape
+    out = cupy.empty((batch, m, n), np.float64)
+    total = batch * m * n
+    consts = cupy.asarray(d.crt_constants())
+    grid = min(-(-total // _THREADS), 1 << 20)
+    launch(CRT_FILE, crt_expression(d), (grid, 1, 1), (_THREADS, 1, 1),
+           (prod, out, ea, eb, consts, np.int64(m * n), np.int32(m), np.int32(n), np.int64(total),
+            np.int32(ldc), np.int32(blocks), np.int64(batch * count * m * ldc),
+            np.int32(m if ea.size == batch * m else 0), np.int32(n if eb.size == batch * n else 0)))
+    return out
+
+
+def _flatten(x, batch_shape, batch):
+    """``x`` as a C-contiguous (batch or 1, rows, cols) array (copies only when it must)."""
+    import cupy
+    own = int(np.prod(x.shape[:-2], dtype=np.int64))
+    if own not in (1, batch):
+        x = cupy.broadcast_to(x, batch_shape + x.shape[-2:])
+        own = batch
+    return cupy.ascontiguousarray(x.reshape((own,) + x.shape[-2:]))
+
+
+def product(a, b, d):
+    """``(a @ b, all_finite)`` for float64 cupy ``a`` (..., m, k) and ``b`` (..., k, n), batch
+    dimensions broadcast, NaN/inf multiplied as zeros; the numpy engine's result bit for bit.
+
+    Accuracy: ``accuracy.gemm_bound(a, b, d)``, checked by
+    ``tests/test_ozaki.py::test_gpu_matmul_matches_the_numpy_engine``.
+    """
+    import cupy
+    if d.terms not in COUNTS:
+        raise ValueError(f"matmul: scheme {d.name!r} is not registered for the GPU engine")
+    batch_shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    batch = int(np.prod(batch_shape, dtype=np.int64))
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    if batch == 0 or m == 0 or n == 0 or k == 0:
+        return cupy.zeros(batch_shape + (m, n), np.float64), bool(
+            cupy.isfinite(a).all() and cupy.isfinite(b).all())
+    nonfinite = cupy.zeros(1, np.int32)
+    bits_a, bits_b = d.bits
+    pa, ea = _residues(_flatten(a, batch_shape, batch), d, bits_a, nonfinite)
+    bt = cupy.ascontiguousarray(cupy.swapaxes(_flatten(b, batch_shape, batch), -1, -2))
+    pb, eb = _residues(bt, d, bits_b, nonfinite)
+    c = _crt(_products(pa, pb, batch, d), ea, eb, batch, n, d)
+    return c.reshape(batch_shape + (m, n)), not int(nonfinite.get()[0])
