@@ -14,34 +14,35 @@ ozaki2_crt_sm80(const int* __restrict__ prod,       // (blocks, batch, N, m, ldc
                 const int* __restrict__ row_exp,     // (batch or 1, m) sigma of A's rows
                 const int* __restrict__ col_exp,     // (batch or 1, n) tau of B's columns
                 const double* __restrict__ consts,   // W (N x C), M chunks (C), 1/M
-                long long mn, int m, int n, long long total,   // total = batch * m * n
-                int ldc,                                       // row stride of prod, >= n
-                int blocks, long long block_stride,            // k-blocks; batch * N * m * ldc
-                int row_batch_stride, int col_batch_stride)    // m or n; 0 when shared
+                int m, int n, int rows,              // rows = batch * m; one thread per column j
+                int ldc,                             // row stride of prod, >= n
+                int blocks, long long block_stride,  // k-blocks; batch * N * m * ldc
+                int row_batch_stride, int col_batch_stride)   // m or n; 0 when shared
 {
-  for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
-       idx += (long long)gridDim.x * blockDim.x) {
-    const long long b = idx / mn, rem = idx - b * mn;
-    const int i = (int)(rem / n), j = (int)(rem - (long long)i * n);
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= n) return;
+  for (int row = blockIdx.y; row < rows; row += gridDim.y) {
+    const int b = row / m, i = row - b * m;
     double s[C];
 #pragma unroll
     for (int c = 0; c < C; ++c) s[c] = 0.0;
 #pragma unroll
     for (int l = 0; l < N; ++l) {
       const int mod = ozaki2_modulus(l);
-      const int* p = prod + (b * N + l) * (long long)m * ldc + (long long)i * ldc + j;
+      const int* p = prod + ((long long)b * N + l) * m * ldc + (long long)i * ldc + j;
       int acc = 0;
       for (int blk = 0; blk < blocks; ++blk) acc += p[blk * block_stride] % mod;   // |acc| < blocks * 256
       const double r = (double)(acc % mod);
 #pragma unroll
       for (int c = 0; c < C; ++c) s[c] += consts[l * C + c] * r;     // exact: < 2**52 on the chunk's grid
     }
-    const double q = rint((s[0] + s[1]) * consts[N * C + C]);
+    const double q = rint((s[0] + s[1]) * consts[N * C + C]);      // the multiple of M to remove
     double t[C];
 #pragma unroll
     for (int c = 0; c < C; ++c) t[c] = s[c] - q * consts[N * C + c];   // exact
     const double low = C > 3 ? t[2] + t[3 % C] : (C > 2 ? t[2 % C] : 0.0);
-    const double value = (t[0] + t[1]) + low;
-    out[idx] = ldexp(value, -(row_exp[b * row_batch_stride + i] + col_exp[b * col_batch_stride + j]));
+    const double value = (t[0] + t[1]) + low;                          // the only two roundings
+    out[(long long)row * n + j] =
+        ldexp(value, -(row_exp[b * row_batch_stride + i] + col_exp[b * col_batch_stride + j]));
   }
 }

@@ -21,6 +21,7 @@ CRT_FILE = "ozaki2_crt_sm80.cu"
 _PAD = 16                      # K' granularity (int8 tensor-core GEMMs want k % 16 == 0)
 _CUDA_R_8I, _CUDA_R_32I, _CUBLAS_COMPUTE_32I = 3, 10, 72
 _THREADS = 256
+_MAX_GRID_Y = 65535
 
 
 def residue_expression(d):
@@ -65,6 +66,7 @@ def _products(pa, pb, batch, d):
     import cupy
     from cupy_backends.cuda.libs import cublas
     handle = cupy.cuda.device.get_cublas_handle()
+    cublas.setStream(handle, cupy.cuda.get_current_stream().ptr)     # where the residues ran
     count, m, pad = pa.shape[1:]
     n = pb.shape[2]
     blocks = -(-pad // K_BLOCK)
@@ -93,12 +95,11 @@ def _crt(prod, ea, eb, batch, n, d):
     from ._launch import launch
     blocks, _, count, m, ldc = prod.shape
     out = cupy.empty((batch, m, n), np.float64)
-    total = batch * m * n
     consts = cupy.asarray(d.crt_constants())
-    grid = min(-(-total // _THREADS), 1 << 20)
-    launch(CRT_FILE, crt_expression(d), (grid, 1, 1), (_THREADS, 1, 1),
-           (prod, out, ea, eb, consts, np.int64(m * n), np.int32(m), np.int32(n), np.int64(total),
-            np.int32(ldc), np.int32(blocks), np.int64(batch * count * m * ldc),
+    grid = (-(-n // _THREADS), min(batch * m, _MAX_GRID_Y), 1)       # the kernel loops over rows
+    launch(CRT_FILE, crt_expression(d), grid, (_THREADS, 1, 1),
+           (prod, out, ea, eb, consts, np.int32(m), np.int32(n), np.int32(batch * m), np.int32(ldc),
+            np.int32(blocks), np.int64(batch * count * m * ldc),
             np.int32(m if ea.size == batch * m else 0), np.int32(n if eb.size == batch * n else 0)))
     return out
 
