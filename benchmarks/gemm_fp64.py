@@ -91,8 +91,8 @@ def table(results):
     for r in results:
         x = f"{r['tflops'] / dgemm[r['n']]:.2f}" if "tflops" in r else "—"
         tf = f"{r['tflops']:.1f}" if "tflops" in r else "—"
-        lines.append(f"| {r['n']}{'' if 'tflops' in r else f' (k={r['k']}, vs exact)'} | {r['name']} | "
-                     f"{tf} | {x} | {r['rel_error']:.1e} |")
+        case = str(r["n"]) if "tflops" in r else f"{r['n']} (k = {r['k']}, vs exact)"
+        lines.append(f"| {case} | {r['name']} | {tf} | {x} | {r['rel_error']:.1e} |")
     return "\n".join(lines)
 
 
