@@ -5,7 +5,7 @@ Checks accuracy first: on an N(0,1) case (m = n = 1024, k = 8192) each scheme's 
 is recorded next to DGEMM's (asserted). Then times ``sp.matmul`` of each scheme and
 ``cupy.matmul`` of float64 (cuBLAS DGEMM) in the same run at n = 4096, 8192, 16384 on N(0,1) data
 (CUDA events, 2 warm-ups, median of ``--reps``), with the normwise difference from DGEMM, and the
-stages of the engine (residues, int8 GEMMs, CRT) at n = 8192. TFLOP/s = 2*m*n*k*batch / time.
+stages of the engine (residues, int8 GEMMs batched or one gemmEx each, CRT) at n = 8192. TFLOP/s = 2*m*n*k*batch / time.
 Writes ``benchmarks/results/gemm-fp64-<date>-<sha>.json``.
 Usage: ``PYTHONPATH=. python3 benchmarks/gemm_fp64.py [--reps 5] [--schemes ...] [--out DIR]``.
 """
@@ -26,6 +26,7 @@ from gemm import header, time_ms  # noqa: E402
 
 SIZES = (4096, 8192, 16384)
 SCHEMES = ("ozaki2_int8x13", "ozaki2_int8x14", "ozaki2_int8x15", "ozaki2_int8x16")
+EACH_SCHEME = "ozaki2_int8x14"     # also timed with one gemmEx per modulus
 
 
 def normwise(c, ref):
@@ -61,7 +62,8 @@ def stages(a, b, d, reps):
     (pa, ea), (pb, eb) = res_a(), res_b()
     prod = _ozaki_gpu._products(pa, pb, batch, d)
     return {"residues_a": time_ms(res_a, reps), "residues_b": time_ms(res_b, reps),
-            "int8_gemms": time_ms(lambda: _ozaki_gpu._products(pa, pb, batch, d), reps),
+            "int8_gemms": time_ms(lambda: _ozaki_gpu._products(pa, pb, batch, d, batched=True), reps),
+            "int8_gemms_each": time_ms(lambda: _ozaki_gpu._products(pa, pb, batch, d, batched=False), reps),
             "crt": time_ms(lambda: _ozaki_gpu._crt(prod, ea, eb, batch, b.shape[1], d), reps)}
 
 
@@ -82,7 +84,23 @@ def run_size(n, schemes, reps):
         print(f"n={n} {name}: {rows[-1]['tflops']:.1f} TFLOP/s (DGEMM {rows[0]['tflops']:.1f}), "
               f"vs DGEMM {diff:.2e} {rows[-1].get('stages_ms', '')}", flush=True)
         cupy.get_default_memory_pool().free_all_blocks()
+        if name == EACH_SCHEME:
+            rows.append(gemm_each_row(a, b, name, flops, dgemm, reps))
     return rows
+
+
+def gemm_each_row(a, b, name, flops, dgemm, reps):
+    """The same scheme with one cublasGemmEx per modulus instead of one strided batch."""
+    default, _ozaki_gpu.BATCHED_GEMMS = _ozaki_gpu.BATCHED_GEMMS, False
+    try:
+        ms = time_ms(lambda: sp.matmul(a, b, dtype=name), reps)
+        diff = float(cupy.linalg.norm(sp.matmul(a, b, dtype=name) - dgemm) / cupy.linalg.norm(dgemm))
+    finally:
+        _ozaki_gpu.BATCHED_GEMMS = default
+    n = a.shape[0]
+    print(f"n={n} {name} (gemmEx each): {flops / ms / 1e9:.1f} TFLOP/s", flush=True)
+    return {"op": "gemm", "name": f"{name}_gemm_each", "m": n, "n": n, "k": n, "batch": 1,
+            "tflops": flops / ms / 1e9, "rel_error": diff, "reference": "cublas_dgemm"}
 
 
 def table(results):

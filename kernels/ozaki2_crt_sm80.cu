@@ -23,16 +23,23 @@ ozaki2_crt_sm80(const int* __restrict__ prod,       // (blocks, batch, N, m, ldc
   if (j >= n) return;
   for (int row = blockIdx.y; row < rows; row += gridDim.y) {
     const int b = row / m, i = row - b * m;
+    int acc[N];
+#pragma unroll
+    for (int l = 0; l < N; ++l)                 // N independent loads in flight per thread
+      acc[l] = prod[((long long)b * N + l) * m * ldc + (long long)i * ldc + j];
+    for (int blk = 1; blk < blocks; ++blk) {
+#pragma unroll
+      for (int l = 0; l < N; ++l)
+        acc[l] = acc[l] % ozaki2_modulus(l) +
+                 prod[blk * block_stride + ((long long)b * N + l) * m * ldc + (long long)i * ldc + j] %
+                     ozaki2_modulus(l);       // |acc| < 2 * 256 after each block
+    }
     double s[C];
 #pragma unroll
     for (int c = 0; c < C; ++c) s[c] = 0.0;
 #pragma unroll
     for (int l = 0; l < N; ++l) {
-      const int mod = ozaki2_modulus(l);
-      const int* p = prod + ((long long)b * N + l) * m * ldc + (long long)i * ldc + j;
-      int acc = 0;
-      for (int blk = 0; blk < blocks; ++blk) acc += p[blk * block_stride] % mod;   // |acc| < blocks * 256
-      const double r = (double)(acc % mod);
+      const double r = (double)(acc[l] % ozaki2_modulus(l));
 #pragma unroll
       for (int c = 0; c < C; ++c) s[c] += consts[l * C + c] * r;     // exact: < 2**52 on the chunk's grid
     }

@@ -13,18 +13,17 @@ from .ozaki import K_BLOCK, scale_exponents
 
 def residues(t, d):
     """Symmetric residues ``t mod m_l`` in ``[-floor(m/2), ceil(m/2) - 1]`` (int8 range) of the
-    integer-valued float64 array ``t`` (``|t| < 2**84``), one float64 array per modulus.
+    integer-valued float64 array ``t`` (``|t| < 2**72``), one float64 array per modulus.
 
-    The steps of ``ozaki2_residue`` in kernels/common/ozaki2.cuh, each exact: ``t = hi 2**32 + lo``,
-    both reduced by ``m rint(x / m)``, recombined with ``2**32 mod m`` and reduced again.
+    The steps of ``ozaki2_residue`` in kernels/common/ozaki2.cuh, each exact: ``t = hi 2**36 +
+    lo``, ``r = hi (2**36 mod m) + lo < 2**45``, then ``r - m rint(r / m)`` (+128 -> -128 for 256).
     """
-    hi = np.trunc(t * 2.0 ** -32)
-    lo = t - hi * 2.0 ** 32
+    hi = np.trunc(t * 2.0 ** -36)
+    lo = t - hi * 2.0 ** 36
     out = []
     for m in d.moduli:
-        inverse = 1.0 / m
-        r = (hi - m * np.rint(hi * inverse)) * float(2 ** 32 % m) + (lo - m * np.rint(lo * inverse))
-        r -= m * np.rint(r * inverse)
+        r = hi * float(2 ** 36 % m) + lo
+        r = r - m * np.rint(r * (1.0 / m))
         out.append(np.where(r > (m - 1) // 2, r - m, r))
     return out
 
@@ -51,13 +50,14 @@ def crt(r, d, xp=np):
 
 
 def _modular_products(ra, rb, d):
-    """``(A' B') mod m_l`` per modulus, as ``fmod(sum over k-blocks of fmod(block product))``."""
+    """``(A' B') mod m_l`` per modulus, reduced like the CRT kernel: ``acc = P_0``, then
+    ``acc = fmod(acc, m) + fmod(P_b, m)`` for each further k-block ``b``, then ``fmod(acc, m)``."""
     k = ra[0].shape[-1]
     out = []
     for l, m in enumerate(d.moduli):
-        acc = 0.0
-        for k0 in range(0, k, K_BLOCK):
-            acc = acc + np.fmod(np.matmul(ra[l][..., k0:k0 + K_BLOCK], rb[l][..., k0:k0 + K_BLOCK, :]), m)
+        acc = np.matmul(ra[l][..., :K_BLOCK], rb[l][..., :K_BLOCK, :])
+        for k0 in range(K_BLOCK, k, K_BLOCK):
+            acc = np.fmod(acc, m) + np.fmod(np.matmul(ra[l][..., k0:k0 + K_BLOCK], rb[l][..., k0:k0 + K_BLOCK, :]), m)
         out.append(np.fmod(acc, m))
     return out
 

@@ -6,7 +6,8 @@
   see the ANCHORS table "int8 cublasGemmEx, TN layout / NN layout").
 - ``cublasGemmStridedBatchedEx`` with CUDA_R_8I inputs, CUDA_R_32I output and
   CUBLAS_COMPUTE_32I: one call per k-block of at most ``K_BLOCK`` (and per batch entry when only
-  one operand is batched) runs every modulus as one batch; each product is exact in int32.
+  one operand is batched) runs every modulus as one batch (or ``cublasGemmEx`` once per modulus,
+  ``BATCHED_GEMMS = False``); each product is exact in int32.
 - ``kernels/ozaki2_crt_sm80.cu``: reduces the products modulo each modulus, recovers the integer
   product by the CRT and scales it back, the numpy engine's operations in the same order.
 """
@@ -21,6 +22,9 @@ CRT_FILE = "ozaki2_crt_sm80.cu"
 _PAD = 16                      # K' granularity (int8 tensor-core GEMMs want k % 16 == 0)
 _CUDA_R_8I, _CUDA_R_32I, _CUBLAS_COMPUTE_32I = 3, 10, 72
 _THREADS = 256
+# int8 GEMMs of all moduli as one strided batch (True) or one gemmEx each (False); timed both ways by
+# benchmarks/gemm_fp64.py ("int8_gemms" and "int8_gemms_each" stages).
+BATCHED_GEMMS = True
 _MAX_GRID_Y = 65535
 
 
@@ -60,9 +64,11 @@ def _int_scalars():
     return np.array([1, 0], np.int32)
 
 
-def _products(pa, pb, batch, d):
+def _products(pa, pb, batch, d, *, batched=None):
     """int32 (blocks, batch, N, m, ldc): the residue products of every modulus and k-block, rows
-    padded to ``ldc`` = n rounded up to 4 (16-byte aligned rows for the int8 tensor-core kernels)."""
+    padded to ``ldc`` = n rounded up to 4 (16-byte aligned rows for the int8 tensor-core kernels).
+    ``batched``: one ``gemmStridedBatchedEx`` over the moduli (True) or one ``gemmEx`` per modulus
+    (False); None: ``BATCHED_GEMMS``."""
     import cupy
     from cupy_backends.cuda.libs import cublas
     handle = cupy.cuda.device.get_cublas_handle()
@@ -73,20 +79,32 @@ def _products(pa, pb, batch, d):
     ldc = -(-n // 4) * 4
     prod = cupy.empty((blocks, batch, count, m, ldc), np.int32)
     scalars = _int_scalars().ctypes.data
-    together = pa.shape[0] == pb.shape[0] == batch     # one strided batch over (batch, modulus)
-    entries = [(slice(None), batch * count)] if together else [(e, count) for e in range(batch)]
+    batched = BATCHED_GEMMS if batched is None else batched
+    together = batched and pa.shape[0] == pb.shape[0] == batch     # one batch over (entry, modulus)
     for blk in range(blocks):
         k0, kb = blk * K_BLOCK, min(K_BLOCK, pad - blk * K_BLOCK)
-        for entry, calls in entries:
-            a = pa if together else pa[entry if pa.shape[0] > 1 else 0]
-            b = pb if together else pb[entry if pb.shape[0] > 1 else 0]
-            c = prod[blk] if together else prod[blk, entry]
-            cublas.gemmStridedBatchedEx(
-                handle, 1, 0, n, m, kb, scalars,
-                b.data.ptr + k0, _CUDA_R_8I, pad, n * pad,
-                a.data.ptr + k0, _CUDA_R_8I, pad, m * pad,
-                scalars + 4, c.data.ptr, _CUDA_R_32I, ldc, m * ldc, calls, _CUBLAS_COMPUTE_32I, -1)
+        for e in range(1 if together else batch):
+            a, b, c = (pa, pb, prod[blk]) if together else \
+                (pa[e if pa.shape[0] > 1 else 0], pb[e if pb.shape[0] > 1 else 0], prod[blk, e])
+            if batched:
+                cublas.gemmStridedBatchedEx(
+                    handle, 1, 0, n, m, kb, scalars, b.data.ptr + k0, _CUDA_R_8I, pad, n * pad,
+                    a.data.ptr + k0, _CUDA_R_8I, pad, m * pad, scalars + 4, c.data.ptr, _CUDA_R_32I, ldc,
+                    m * ldc, count * (batch if together else 1), _CUBLAS_COMPUTE_32I, -1)
+                continue
+            for l in range(count):
+                cublas.gemmEx(handle, 1, 0, n, m, kb, scalars, b[l].data.ptr + k0, _CUDA_R_8I, pad,
+                              a[l].data.ptr + k0, _CUDA_R_8I, pad, scalars + 4, c[l].data.ptr,
+                              _CUDA_R_32I, ldc, _CUBLAS_COMPUTE_32I, -1)
     return prod
+
+
+@functools.lru_cache(maxsize=None)
+def _device_constants(name, device):
+    """``dtype(name).crt_constants()`` on device ``device``, copied once."""
+    import cupy
+    from .dtypes import dtype
+    return cupy.asarray(dtype(name).crt_constants())
 
 
 def _crt(prod, ea, eb, batch, n, d):
@@ -95,7 +113,7 @@ def _crt(prod, ea, eb, batch, n, d):
     from ._launch import launch
     blocks, _, count, m, ldc = prod.shape
     out = cupy.empty((batch, m, n), np.float64)
-    consts = cupy.asarray(d.crt_constants())
+    consts = _device_constants(d.name, cupy.cuda.Device().id)
     grid = (-(-n // _THREADS), min(batch * m, _MAX_GRID_Y), 1)       # the kernel loops over rows
     launch(CRT_FILE, crt_expression(d), grid, (_THREADS, 1, 1),
            (prod, out, ea, eb, consts, np.int32(m), np.int32(n), np.int32(batch * m), np.int32(ldc),
