@@ -119,7 +119,9 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
     Parameters
     ----------
     a, b : array_like, float32 (or float16), ndim >= 2
-        Operands ``(..., m, k)`` and ``(..., k, n)``; batch dimensions broadcast.
+        Operands ``(..., m, k)`` and ``(..., k, n)``; batch dimensions broadcast. float64 for the
+        ``ozaki2_int8x<N>`` schemes, whose bound is :func:`accuracy.ozaki_bound.ozaki2_gemm_bound`
+        (docs/bounds.md, section 12; ``engine`` and the k-block arguments do not apply).
     dtype : str or splitprec.SplitDType
         The scheme.
     engine : {"cpu", "gpu"}

@@ -2,12 +2,13 @@
 
 - ``kernels/ozaki2_residues_sm80.cu``: per row of A (and of B transposed), the exponent and the
   int8 residues of every modulus, written (batch, N, rows, K') with K' = k rounded up to 16, so that
-  both operands are K-major: cuBLAS's fast int8 layout (TN; NN runs ~11x slower on the H200,
-  see the ANCHORS table "int8 cublasGemmEx, TN layout / NN layout").
+  both operands are K-major: cuBLAS's fast int8 layout (TN; NN ran ~11x slower on the H200,
+  ANCHORS.md, "int8 cublasGemmEx, TN layout / NN layout").
 - ``cublasGemmStridedBatchedEx`` with CUDA_R_8I inputs, CUDA_R_32I output and
   CUBLAS_COMPUTE_32I: one call per k-block of at most ``K_BLOCK`` (and per batch entry when only
-  one operand is batched) runs every modulus as one batch (or ``cublasGemmEx`` once per modulus,
-  ``BATCHED_GEMMS = False``); each product is exact in int32.
+  one operand is batched) runs every modulus as one batch, or, for a single product,
+  ``cublasGemmEx`` once per modulus (faster on the H200, see ``BATCHED_GEMMS``); each product is
+  exact in int32.
 - ``kernels/ozaki2_crt_sm80.cu``: reduces the products modulo each modulus, recovers the integer
   product by the CRT and scales it back, the numpy engine's operations in the same order.
 """
@@ -22,9 +23,11 @@ CRT_FILE = "ozaki2_crt_sm80.cu"
 _PAD = 16                      # K' granularity (int8 tensor-core GEMMs want k % 16 == 0)
 _CUDA_R_8I, _CUDA_R_32I, _CUBLAS_COMPUTE_32I = 3, 10, 72
 _THREADS = 256
-# int8 GEMMs of all moduli as one strided batch (True) or one gemmEx each (False); timed both ways by
-# benchmarks/gemm_fp64.py ("int8_gemms" and "int8_gemms_each" stages).
-BATCHED_GEMMS = True
+# int8 GEMMs as one strided batch over (batch entry, modulus) (True) or one gemmEx per modulus (False);
+# None: gemmEx per modulus for a single product, the strided batch for batched products. On the H200,
+# batch 1, gemmEx per modulus was faster at every size (x14: 53.8 / 67.2 / 68.6 TFLOP/s against
+# 47.3 / 60.6 / 66.5 at n = 4096 / 8192 / 16384; benchmarks/results/gemm-fp64-2026-11-30-d6496df.json).
+BATCHED_GEMMS = None
 _MAX_GRID_Y = 65535
 
 
@@ -68,7 +71,7 @@ def _products(pa, pb, batch, d, *, batched=None):
     """int32 (blocks, batch, N, m, ldc): the residue products of every modulus and k-block, rows
     padded to ``ldc`` = n rounded up to 4 (16-byte aligned rows for the int8 tensor-core kernels).
     ``batched``: one ``gemmStridedBatchedEx`` over the moduli (True) or one ``gemmEx`` per modulus
-    (False); None: ``BATCHED_GEMMS``."""
+    (False); None: ``BATCHED_GEMMS``, and where that is None, True exactly when ``batch > 1``."""
     import cupy
     from cupy_backends.cuda.libs import cublas
     handle = cupy.cuda.device.get_cublas_handle()
@@ -79,7 +82,8 @@ def _products(pa, pb, batch, d, *, batched=None):
     ldc = -(-n // 4) * 4
     prod = cupy.empty((blocks, batch, count, m, ldc), np.int32)
     scalars = _int_scalars().ctypes.data
-    batched = BATCHED_GEMMS if batched is None else batched
+    choice = BATCHED_GEMMS if batched is None else batched
+    batched = batch > 1 if choice is None else choice
     together = batched and pa.shape[0] == pb.shape[0] == batch     # one batch over (entry, modulus)
     for blk in range(blocks):
         k0, kb = blk * K_BLOCK, min(K_BLOCK, pad - blk * K_BLOCK)
