@@ -67,10 +67,10 @@ TILES = {"bf16": Tile(2, 4, 2, 3), "bf16x3": Tile(4, 2, 4, 3), "bf16x6": Tile(4,
 # Measured on the H200 by benchmarks/gemm.py (public sp.matmul, N(0,1) inputs, see docs/kernels.md):
 # TFLOP/s (2*m*n*k / t) at n = 2048, 4096, 8192 and 16384, and the normwise error vs float64 at
 # n = 8192. precision="fp32" on the GPU takes the fp32-class scheme of the best geometric mean.
-MEASURED = {"tf32x3": ((40.30, 69.63, 95.29, 95.99), 1.24e-06),
-            "bf16x6": ((48.14, 87.75, 93.02, 104.45), 9.98e-07),
-            "bf16x9": ((39.51, 64.61, 65.85, 71.41), 9.98e-07)}
-MEASURED_SOURCE = "benchmarks/results/gemm-2026-11-30-538d18b.json"   # cuBLAS SGEMM at 8192: 49.0, 1.62e-06
+MEASURED = {"tf32x3": ((31.37, 70.07, 97.16, 95.87), 1.24e-06),
+            "bf16x6": ((42.67, 88.34, 93.49, 104.00), 9.98e-07),
+            "bf16x9": ((35.52, 65.17, 66.14, 72.42), 9.98e-07)}
+MEASURED_SOURCE = "benchmarks/results/gemm-2026-11-30-a350a20.json"   # cuBLAS SGEMM at 8192: 48.8, 1.62e-06
 
 
 def fastest(precision):

@@ -414,7 +414,7 @@ def test_fftconvolve_length_is_a_fused_power_of_two_on_the_gpu(n, scheme, gpu, l
 def test_gpu_fftconvolve_within_twice_cupyx_error():
     import cupy
     import cupyx.scipy.signal
-    in1, in2 = (cupy.asarray(rng.standard_normal((4, n)).astype(np.float32)) for n in (3000, 700))
+    in1, in2 = (cupy.asarray(_signal((4, n), "r", seed=n)) for n in (3000, 700))
     ref = cupyx.scipy.signal.fftconvolve(in1.astype(np.float64), in2.astype(np.float64), axes=-1)
     err = lambda y: float(cupy.linalg.norm(y - ref) / cupy.linalg.norm(ref))   # noqa: E731
     assert err(sp.fft.fftconvolve(in1, in2, axes=-1)) <= 2 * err(cupyx.scipy.signal.fftconvolve(in1, in2, axes=-1))
