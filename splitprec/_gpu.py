@@ -408,8 +408,8 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, peaks=False):
     found = cupy.zeros(2, np.uint32) if peaks else None
     peak = (None, None) if found is None else (found[0:1], found[1:2])
     splitter = split_stacked if engine == "cublas" else split_operand
-    pa = splitter(_flatten(a, batch_shape, batch), d, transpose=False, pad=pad, peak=peak[0])
-    pb = splitter(_flatten(b, batch_shape, batch), d, transpose=True, pad=pad, peak=peak[1])
+    pa = splitter(flatten_batch(a, batch_shape, batch), d, transpose=False, pad=pad, peak=peak[0])
+    pb = splitter(flatten_batch(b, batch_shape, batch), d, transpose=True, pad=pad, peak=peak[1])
     if peaks:
         import cupyx
         host = found.get(out=cupyx.empty_pinned(2, np.uint32), blocking=False)
@@ -429,7 +429,7 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, peaks=False):
     return c, (int(host[0]), int(host[1]))
 
 
-def _flatten(x, batch_shape, batch):
+def flatten_batch(x, batch_shape, batch):
     """``x`` as a C-contiguous (batch or 1, rows, cols) array (copies only when it must)."""
     import cupy
     own = int(np.prod(x.shape[:-2], dtype=np.int64))

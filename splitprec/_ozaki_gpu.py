@@ -16,6 +16,7 @@ import functools
 
 import numpy as np
 
+from ._gpu import flatten_batch
 from .ozaki import K_BLOCK, SCHEMES, grid_bits
 
 RESIDUE_FILE = "ozaki2_residues_sm80.cu"
@@ -126,16 +127,6 @@ def _crt(prod, ea, eb, batch, n, d):
     return out
 
 
-def _flatten(x, batch_shape, batch):
-    """``x`` as a C-contiguous (batch or 1, rows, cols) array (copies only when it must)."""
-    import cupy
-    own = int(np.prod(x.shape[:-2], dtype=np.int64))
-    if own not in (1, batch):
-        x = cupy.broadcast_to(x, batch_shape + x.shape[-2:])
-        own = batch
-    return cupy.ascontiguousarray(x.reshape((own,) + x.shape[-2:]))
-
-
 def product(a, b, d):
     """``(a @ b, all_finite)`` for float64 cupy ``a`` (..., m, k) and ``b`` (..., k, n), batch
     dimensions broadcast, NaN/inf multiplied as zeros; the numpy engine's result bit for bit.
@@ -152,8 +143,8 @@ def product(a, b, d):
             cupy.isfinite(a).all() and cupy.isfinite(b).all())
     nonfinite = cupy.zeros(1, np.int32)
     bits_a, bits_b = d.bits
-    pa, ea = _residues(_flatten(a, batch_shape, batch), d, bits_a, nonfinite)
-    bt = cupy.ascontiguousarray(cupy.swapaxes(_flatten(b, batch_shape, batch), -1, -2))
+    pa, ea = _residues(flatten_batch(a, batch_shape, batch), d, bits_a, nonfinite)
+    bt = cupy.ascontiguousarray(cupy.swapaxes(flatten_batch(b, batch_shape, batch), -1, -2))
     pb, eb = _residues(bt, d, bits_b, nonfinite)
     c = _crt(_products(pa, pb, batch, d), ea, eb, batch, n, d)
     return c.reshape(batch_shape + (m, n)), not int(nonfinite.get()[0])
