@@ -2,7 +2,9 @@
 
 Runs the accuracy suite on the CPU engine (and on the GPU engine when cupy sees a device, then
 also comparing the two), prints a summary table last, writes report.md, report.html and PNG
-plots into ``--out``, and exits with status 1 naming the case if any bound is violated.
+plots into ``--out``, and exits with status 1 naming the case if any bound is violated. The
+float32-target schemes run on float32 cases and FFT signals against float32 BLAS; the fp64
+schemes ozaki2_int8x12..18 run on float64 GEMM cases (fp64_*) against DGEMM.
 """
 import argparse
 import sys
@@ -11,6 +13,10 @@ import time
 import splitprec
 
 from . import report
+
+FP64_NOTE = ("fp64 schemes (ozaki2_int8xN): float64 GEMM cases fp64_* against numpy's float64 "
+             "matmul (DGEMM), no FFT; plots fp64_error_vs_k.png and fp64_error_vs_span.png, and "
+             "bound_tightness.png with every scheme")
 
 
 def _csv(kind):
@@ -32,7 +38,8 @@ def _parser():
     rep.add_argument("--level", choices=("quick", "ci", "full"), default="full",
                      help="suite: quick, ci (what the tests run) or full (default; k up to 65536)")
     rep.add_argument("--schemes", type=_csv("scheme"), default=None,
-                     help="comma-separated scheme names (default: every bounded scheme)")
+                     help="comma-separated scheme names (default: every bounded scheme, the "
+                     "float32-target ones and the fp64 ozaki2_int8x12..18)")
     rep.add_argument("--ops", type=_csv("op"), default=["gemm", "fft"], help="gemm,fft (default both)")
     rep.add_argument("--sizes", type=_csv("size"), default=None,
                      help="comma-separated k (GEMM) / N (FFT) values to run")
@@ -97,6 +104,8 @@ def report_command(args, parser):
     level = "quick" if args.quick else args.level
     results = report.run(level, schemes, ops, sizes, engines, progress=_progress(sys.stderr))
     text = f"suite {level!r}, engines {', '.join(engines)}, ops {', '.join(ops) or 'none'}"
+    if any(m.target == "float64" for m in results):
+        note.append(FP64_NOTE)
     if note:
         text += "; " + "; ".join(note)
     sections = [("GPU vs CPU engine", report.gpu_vs_cpu(results))] if "gpu" in engines else []

@@ -1,9 +1,11 @@
 """Measure a scheme against the exact reference and its bound: ``measure_gemm``, ``measure_fft``, ``check``.
 
 Errors: ``normwise = ||C_hat - C||_F / ||C||_F`` over the finite entries of the exact product ``C``,
-and ``ratio = max |C_hat - C| / bound`` per entry. An entry where ``C`` is NaN/inf counts as a
-violation (ratio inf) unless ``C_hat`` holds the same NaN/inf there; an entry whose bound is inf
-(the result may overflow float32) accepts any value, ±inf included.
+and ``ratio = max |C_hat - C| / bound`` per entry. An entry where the inputs make ``C`` NaN/inf
+counts as a violation (ratio inf) unless ``C_hat`` holds the same NaN/inf there; an entry whose
+bound is inf (the result may overflow float32, or float64 for the fp64 schemes) accepts any value,
+±inf included. "native" is numpy's matmul in the operands' precision: float32 BLAS (SGEMM) for the
+float32-target schemes, float64 BLAS (DGEMM) for the fp64 schemes ``ozaki2_int8x<N>``.
 """
 from dataclasses import dataclass, field
 import time
@@ -13,7 +15,17 @@ import numpy as np
 import splitprec
 
 from .bounds import fft_bound, gemm_bound, schemes as bounded_schemes
-from .reference import exact_dft, exact_matmul
+from .reference import _nonfinite_pattern, exact_dft, exact_matmul
+
+TARGET_OF_DTYPE = {"float16": "float32", "float32": "float32", "float64": "float64"}
+NATIVE = {"float32": "fp32", "float64": "fp64"}      # what "native" is, per scheme target
+
+
+def gemm_schemes(target=None):
+    """Every registered scheme with a GEMM bound, optionally of one ``target``: the float32-target
+    schemes of ``accuracy.bounds.schemes()``, then the fp64 schemes ``ozaki2_int8x<N>``."""
+    names = bounded_schemes() + splitprec.dtypes("float64")
+    return [n for n in names if target is None or splitprec.dtype(n).target == target]
 
 
 @dataclass
@@ -25,7 +37,7 @@ class Measurement:
     engine: str
     normwise: float
     ratio: float
-    native: float            # normwise error of the native float32 operation on the same input
+    native: float            # normwise error of numpy's operation in the operands' precision
     seconds: float
     case: str = ""
     params: dict = field(default_factory=dict)
@@ -35,25 +47,41 @@ class Measurement:
     def violated(self):
         return not self.ratio <= 1.0
 
+    @property
+    def target(self):
+        """The scheme's target, ``"float32"`` or ``"float64"`` (the native operation's precision)."""
+        return splitprec.dtype(self.scheme).target
+
 
 def _normwise(computed, exact):
     finite = np.isfinite(exact)
-    diff = np.where(finite, computed - exact, 0.0)
-    ref = np.linalg.norm(np.where(finite, exact, 0.0))
+    ref_values = np.where(finite, exact, 0.0)
+    peak = float(np.abs(ref_values).max()) if ref_values.size else 0.0
+    # A power of two brings the largest entry near 1, so that the norms of results near either
+    # end of float64's range neither overflow nor underflow.
+    scale = np.ldexp(1.0, int(np.clip(-np.frexp(peak)[1], -1000, 1000))) if peak > 0 else 1.0
+    diff = np.where(finite, computed * scale - exact * scale, 0.0)
+    ref = np.linalg.norm(ref_values * scale)
     err = np.linalg.norm(diff)
     return float(err / ref) if ref > 0 else float(err > 0) * np.inf if err else 0.0
 
 
-def _ratio(computed, exact, bound):
-    """Largest ``|computed - exact| / bound``; a NaN/inf pattern mismatch gives inf."""
+def _ratio(computed, exact, bound, from_inputs=None):
+    """Largest ``|computed - exact| / bound``; a NaN/inf pattern mismatch gives inf.
+
+    ``from_inputs`` marks the entries that NaN/inf inputs make non-finite (default: every
+    non-finite entry of ``exact``); ``computed`` must hold the same NaN/inf there. Elsewhere an
+    infinite ``exact`` is an exact product beyond float64's range: accepted where the bound is inf.
+    """
     finite = np.isfinite(exact)
+    forced = ~finite if from_inputs is None else from_inputs
     same_nonfinite = np.where(np.isnan(exact), np.isnan(computed), computed == exact)
-    if not np.all(np.where(finite, True, same_nonfinite)):
+    if not np.all(np.where(forced, same_nonfinite, True)):
         return np.inf
     with np.errstate(divide="ignore", invalid="ignore"):
         err = np.abs(np.where(finite, computed.astype(np.float64) - exact, 0.0))
         r = np.where((err == 0) | np.isposinf(bound), 0.0, err / bound)
-    r = np.where(np.isnan(r), np.inf, r)          # NaN from finite inputs: a violation
+    r = np.where(np.isnan(r) | (~finite & ~forced & ~np.isposinf(bound)), np.inf, r)
     return float(r.max()) if r.size else 0.0
 
 
@@ -67,8 +95,9 @@ def _to_device(engine, *arrays):
 def measure_gemm(a, b, scheme, engine="cpu", *, reference=None, native=None):
     """Run ``splitprec.matmul(a, b, dtype=scheme)`` on ``engine`` and compare with the exact product.
 
-    ``reference`` (``exact_matmul(a, b)``) and ``native`` (the float32 matmul's normwise error) may
-    be passed in when several schemes share one input.
+    float32 operands for the float32-target schemes, float64 for ``ozaki2_int8x<N>``.
+    ``reference`` (``exact_matmul(a, b)``) and ``native`` (the normwise error of numpy's matmul of
+    the same operands: SGEMM, or DGEMM for float64) may be passed in when schemes share one input.
     """
     exact = exact_matmul(a, b) if reference is None else reference
     if native is None:
@@ -79,9 +108,12 @@ def measure_gemm(a, b, scheme, engine="cpu", *, reference=None, native=None):
     computed = back(splitprec.matmul(da, db, dtype=scheme)).astype(np.float64)
     seconds = time.perf_counter() - start
     bound = gemm_bound(a, b, scheme, engine=engine)
+    pattern = _nonfinite_pattern(a, b)
+    from_inputs = np.zeros(exact.shape, bool) if pattern is None else ~np.isfinite(pattern)
     with np.errstate(all="ignore"):
         return Measurement(splitprec.dtype(scheme).name, "gemm", engine, _normwise(computed, exact),
-                           _ratio(computed, exact, bound), native, seconds, output=computed)
+                           _ratio(computed, exact, bound, from_inputs), native, seconds,
+                           output=computed)
 
 
 def measure_fft(x, scheme, engine="cpu", *, reference=None, native=None):
@@ -106,20 +138,23 @@ class CheckResult:
 
     rows: list
     shape: tuple
+    target: str = "float32"        # the operands' class: native is SGEMM ("float32") or DGEMM
 
     def to_markdown(self):
-        head = ("| scheme | normwise error | max error/bound | vs native fp32 | time (s) |\n"
+        head = (f"| scheme | normwise error | max error/bound | vs native {NATIVE[self.target]} | time (s) |\n"
                 "|---|---|---|---|---|\n")
         body = "".join(f"| {r.scheme} | {r.normwise:.3g} | {r.ratio:.3g} | "
                        f"{_versus(r.normwise, r.native)} | {r.seconds:.3g} |\n" for r in self.rows)
         return head + body
 
     def __str__(self):
-        lines = [f"{'scheme':<8} {'normwise':>10} {'err/bound':>10} {'vs fp32':>10} {'time s':>8}"]
-        lines += [f"{r.scheme:<8} {r.normwise:>10.3g} {r.ratio:>10.3g} "
+        width = max([8] + [len(r.scheme) for r in self.rows])
+        native = NATIVE[self.target]
+        lines = [f"{'scheme':<{width}} {'normwise':>10} {'err/bound':>10} {'vs ' + native:>10} {'time s':>8}"]
+        lines += [f"{r.scheme:<{width}} {r.normwise:>10.3g} {r.ratio:>10.3g} "
                   f"{_versus(r.normwise, r.native):>10} {r.seconds:>8.3g}" for r in self.rows]
-        native = self.rows[0].native if self.rows else float("nan")
-        lines.append(f"native float32 matmul normwise error: {native:.3g}; shape {self.shape}")
+        error = self.rows[0].native if self.rows else float("nan")
+        lines.append(f"native {self.target} matmul normwise error: {error:.3g}; shape {self.shape}")
         return "\n".join(lines)
 
 
@@ -129,24 +164,50 @@ def _versus(error, native):
     return f"{error / native:.3g}x"
 
 
+def _operands_target(a, b, names):
+    """The target (``"float32"`` / ``"float64"``) that both operands and every scheme share."""
+    found = [TARGET_OF_DTYPE.get(x.dtype.name) for x in (a, b)]
+    for label, x, target in (("a", a, found[0]), ("b", b, found[1])):
+        if target is None:
+            raise TypeError(f"check: {label} has dtype {x.dtype}; expected float32 (or float16) "
+                            f"operands for the float32-target schemes, float64 for the fp64 schemes")
+    for name in names:
+        wanted = splitprec.dtype(name).target
+        for label, x, target in (("a", a, found[0]), ("b", b, found[1])):
+            if target != wanted:
+                raise TypeError(f"check: {label} has dtype {x.dtype}; scheme {name!r} takes {wanted} "
+                                f"operands (schemes for float32 operands: {', '.join(gemm_schemes('float32'))}; "
+                                f"for float64: {', '.join(gemm_schemes('float64'))})")
+    return found[0]
+
+
 def check(a, b, schemes=None, *, engine="cpu"):
     """How accurate each scheme is on *your* matrices: a table of errors, bound ratios and times.
 
     Parameters
     ----------
-    a, b : array_like, float32, ndim >= 2
-        The operands, as they would be passed to ``splitprec.matmul``.
+    a, b : array_like, ndim >= 2
+        The operands, as they would be passed to ``splitprec.matmul``: float32 (or float16) for
+        the float32-target schemes, float64 for the fp64 schemes ``ozaki2_int8x<N>``.
     schemes : iterable of str, optional
-        Scheme names; by default every registered scheme that has a bound
-        (``accuracy.bounds.schemes()``: the float32-target schemes of ``splitprec.dtypes()``).
+        Scheme names; by default every scheme with a bound for the operands' dtype
+        (:func:`gemm_schemes`: ``gemm_schemes("float32")`` for float32 operands, the
+        ``ozaki2_int8x12..18`` for float64).
     engine : {"cpu", "gpu"}, keyword-only
 
     Returns
     -------
     CheckResult
         ``.rows`` holds one :class:`Measurement` per scheme; ``str()`` is a plain table,
-        ``.to_markdown()`` a markdown one. "vs native fp32" is the scheme's normwise error over
-        that of ``numpy.matmul`` in float32 (below 1: more accurate than float32 BLAS).
+        ``.to_markdown()`` a markdown one. "vs native" is the scheme's normwise error over that of
+        ``numpy.matmul`` of the same operands: float32 BLAS ("vs native fp32"), or float64 BLAS,
+        DGEMM ("vs native fp64"); below 1: more accurate than it.
+
+    Raises
+    ------
+    TypeError
+        Operands of a dtype the schemes do not take (float64 with a float32-target scheme,
+        float32 with an fp64 scheme, or neither float32 nor float64), before anything is computed.
 
     Accuracy: the ratios use ``accuracy.gemm_bound``; a ratio above 1 is a bug (see docs/bounds.md).
 
@@ -158,12 +219,19 @@ def check(a, b, schemes=None, *, engine="cpu"):
     >>> result = check(a, b, ["bf16x9", "tf32"])
     >>> [row.ratio <= 1 for row in result.rows]
     [True, True]
+    >>> result = check(a.astype(np.float64), b.astype(np.float64), ["ozaki2_int8x14"])
+    >>> result.rows[0].ratio <= 1 and result.target
+    'float64'
     """
     a = np.asarray(a)
     b = np.asarray(b)
-    names = bounded_schemes() if schemes is None else [splitprec.dtype(s).name for s in schemes]
+    if schemes is None:
+        names = gemm_schemes(TARGET_OF_DTYPE.get(a.dtype.name, "float32"))
+    else:
+        names = [splitprec.dtype(s).name for s in schemes]
+    target = _operands_target(a, b, names)
     exact = exact_matmul(a, b)
     with np.errstate(all="ignore"):
         native = _normwise(np.matmul(a, b).astype(np.float64), exact)
     rows = [measure_gemm(a, b, s, engine, reference=exact, native=native) for s in names]
-    return CheckResult(rows, (a.shape, b.shape))
+    return CheckResult(rows, (a.shape, b.shape), target)

@@ -1,4 +1,8 @@
-"""PNG plots of a report: error vs k, error vs exponent span, bound tightness (matplotlib, Agg)."""
+"""PNG plots of a report: error vs k, error vs exponent span, bound tightness (matplotlib, Agg).
+
+The fp64 schemes (``ozaki2_int8x<N>``, float64 cases ``fp64_*``) get their own error-vs-k and
+error-vs-span plots against numpy's float64 matmul (DGEMM); the tightness plot holds every scheme.
+"""
 import os
 import statistics
 
@@ -13,7 +17,7 @@ def _series(results, prefix, param, engine="cpu", op="gemm"):
     return {s: sorted(v) for s, v in lines.items()}, sorted(native.items())
 
 
-def _line_plot(plt, lines, native, xlabel, title, path, logx):
+def _line_plot(plt, lines, native, xlabel, title, path, logx, native_label="native fp32"):
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for i, (scheme, points) in enumerate(sorted(lines.items())):
         xs, ys = zip(*points)
@@ -21,7 +25,7 @@ def _line_plot(plt, lines, native, xlabel, title, path, logx):
                 linestyle=("-", "--", ":", "-.")[i % 4], label=scheme)
     if native:
         xs, ys = zip(*native)
-        ax.plot(xs, [max(y, 1e-18) for y in ys], color="k", lw=2, marker="*", label="native fp32")
+        ax.plot(xs, [max(y, 1e-18) for y in ys], color="k", lw=2, marker="*", label=native_label)
     if logx:
         ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -60,25 +64,31 @@ def _tightness(plt, results, path):
     return True
 
 
+_SPAN = "phi (exponent span: exp(phi * N(0,1)))"
+_DGEMM = "DGEMM (numpy float64)"
+# (case prefix, parameter, op, x label, title, file, log x, native line's label)
+LINE_PLOTS = (
+    ("normal_k", "k", "gemm", "k (inner dimension)", "GEMM error vs k, N(0,1) inputs",
+     "error_vs_k.png", True, "native fp32"),
+    ("span_phi", "phi", "gemm", _SPAN, "GEMM error vs exponent span, k = 256",
+     "error_vs_span.png", False, "native fp32"),
+    ("fp64_normal_k", "k", "gemm", "k (inner dimension)",
+     "fp64 schemes: GEMM error vs k, float64 N(0,1) inputs", "fp64_error_vs_k.png", True, _DGEMM),
+    ("fp64_span_phi", "phi", "gemm", _SPAN, "fp64 schemes: GEMM error vs exponent span, k = 256",
+     "fp64_error_vs_span.png", False, _DGEMM),
+    ("fft_normal_n", "n", "fft", "N", "FFT error vs N, complex N(0,1) signals",
+     "fft_error_vs_n.png", True, "native fp32"),
+)
+
+
 def draw_all(results, out, plt):
     """Draw every plot the results support into ``out``; returns the file names written."""
     written = []
-    lines, native = _series(results, "normal_k", "k")
-    if lines:
-        _line_plot(plt, lines, native, "k (inner dimension)", "GEMM error vs k, N(0,1) inputs",
-                   os.path.join(out, "error_vs_k.png"), logx=True)
-        written.append("error_vs_k.png")
-    lines, native = _series(results, "span_phi", "phi")
-    if lines:
-        _line_plot(plt, lines, native, "phi (exponent span: exp(phi * N(0,1)))",
-                   "GEMM error vs exponent span, k = 256", os.path.join(out, "error_vs_span.png"),
-                   logx=False)
-        written.append("error_vs_span.png")
-    lines, native = _series(results, "fft_normal_n", "n", op="fft")
-    if lines:
-        _line_plot(plt, lines, native, "N", "FFT error vs N, complex N(0,1) signals",
-                   os.path.join(out, "fft_error_vs_n.png"), logx=True)
-        written.append("fft_error_vs_n.png")
+    for prefix, param, op, xlabel, title, name, logx, native_label in LINE_PLOTS:
+        lines, native = _series(results, prefix, param, op=op)
+        if lines:
+            _line_plot(plt, lines, native, xlabel, title, os.path.join(out, name), logx, native_label)
+            written.append(name)
     if _tightness(plt, results, os.path.join(out, "bound_tightness.png")):
         written.append("bound_tightness.png")
     return written

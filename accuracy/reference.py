@@ -55,7 +55,8 @@ def _digits(x, g, count):
     sign = np.sign(x).astype(np.float64)
     out = []
     for c in range(count):
-        upper = np.ldexp(1.0, np.minimum(g + (c + 1) * _DIGIT_BITS, 1100).astype(np.int32))
+        with np.errstate(over="ignore"):                      # 2**1024 and up: inf, as meant
+            upper = np.ldexp(1.0, np.minimum(g + (c + 1) * _DIGIT_BITS, 1100).astype(np.int32))
         rem = np.fmod(mag, upper)                             # exact; fmod(x, inf) == x
         out.append(sign * np.floor(np.ldexp(rem, (-(g + c * _DIGIT_BITS)).astype(np.int32))))
     return out
@@ -90,11 +91,23 @@ def _round_digits(acc, base):
     window = ((d0 << 2 * _DIGIT_BITS) | (d1 << _DIGIT_BITS) | d2) << shift
     window |= d3 >> (_DIGIT_BITS - shift)
     sticky = ((d3 & ((1 << (_DIGIT_BITS - shift)) - 1)) != 0) | pick(lower_nonzero, 4)
-    rounded = ((window << 1) | sticky).astype(np.float64)                # one rounding, RN-even
+    rounded = (window << 1) | sticky                                    # 62 bits, sticky last
     exponent = base + (top - 2) * _DIGIT_BITS - shift - 1
-    value = np.ldexp(rounded, np.clip(exponent, -2000, 2000).astype(np.int32))
+    value = np.ldexp(rounded.astype(np.float64), np.clip(exponent, -2000, 2000).astype(np.int32))
+    value = np.where(exponent < -1074 - 9, _round_subnormal(rounded, exponent), value)
     value = np.where(nonzero.any(axis=0), value, 0.0)
     return np.where(negative, -value, value)
+
+
+def _round_subnormal(rounded, exponent):
+    """``rounded * 2**exponent`` rounded once on float64's subnormal grid ``2**-1074`` (RN-even),
+    for 62-bit ``rounded`` whose 53-bit rounding would fall below that grid (no double rounding)."""
+    s = np.clip(-1074 - exponent, 1, 63)
+    q = rounded >> s
+    rem = rounded - (q << s)
+    half = np.int64(1) << (s - 1)
+    up = (rem > half) | ((rem == half) & (q & 1 == 1))
+    return np.ldexp((q + up).astype(np.float64), -1074)
 
 
 def _exact_product(a, b, p):
@@ -142,7 +155,7 @@ def exact_matmul(a, b):
     products rounded once to nearest (ties to even). Where the float64 product of the inputs is
     NaN or infinite because an input is, the result holds that NaN/inf (``inf * 0`` is NaN).
     For float64 inputs an exact result beyond float64's range becomes inf, and one in float64's
-    subnormal range may be rounded twice.
+    subnormal range is rounded once on the subnormal grid.
 
     Raises
     ------

@@ -1,8 +1,10 @@
 """The accuracy report: run a suite of cases on every scheme and engine, summarize, write files.
 
-``run(level, schemes, ops, sizes, engines, progress)`` measures every (case, scheme, engine);
-``summary(results)`` is the per-scheme table printed last by ``splitprec report``;
-``write(results, out)`` writes ``report.md``, ``report.html`` and PNG plots (matplotlib, Agg).
+``run(level, schemes, ops, sizes, engines, progress)`` measures every (case, scheme, engine): the
+float32-target schemes on the float32 cases, the fp64 schemes ``ozaki2_int8x<N>`` on the float64
+GEMM cases ``fp64_*`` (native: DGEMM); ``summary(results)`` is the per-scheme table printed last
+by ``splitprec report``; ``write(results, out)`` writes ``report.md``, ``report.html`` and PNG
+plots (matplotlib, Agg), with one summary section per target.
 """
 from dataclasses import replace
 import html
@@ -14,8 +16,7 @@ import numpy as np
 import splitprec
 
 from . import cases as case_registry
-from .bounds import schemes as bounded_schemes
-from .measure import _normwise, measure_fft, measure_gemm
+from .measure import NATIVE, _normwise, gemm_schemes, measure_fft, measure_gemm
 from .reference import exact_dft, exact_matmul
 
 REFERENCE_SCHEMES = ("tf32", "bf16")        # drawn in the error-vs-k plot whatever is selected
@@ -35,27 +36,32 @@ def gpu_available():
         return False
 
 
-def select(level, ops, sizes=None):
-    """Cases of ``level`` for ``ops``; with ``sizes``, only those of these k / n (N(0,1) cases are
-    made for sizes the registry lacks)."""
-    chosen = [c for c in case_registry.registry(level) if c.op in ops]
+def select(level, ops, sizes=None, targets=case_registry.TARGETS):
+    """Cases of ``level`` for ``ops`` and scheme ``targets``; with ``sizes``, only those of these
+    k / n (N(0,1) cases are made for sizes the registry lacks)."""
+    chosen = [c for c in case_registry.registry(level) if c.op in ops and c.target in targets]
     if sizes is None:
         return chosen
     size_of = lambda c: c.params.get("k", c.params.get("n"))
     chosen = [c for c in chosen if size_of(c) in sizes]
+    have = lambda op, target, s: any(c.op == op and c.target == target and size_of(c) == s
+                                     for c in chosen)
     for s in sizes:
-        if "gemm" in ops and not any(c.op == "gemm" and size_of(c) == s for c in chosen):
-            chosen.append(case_registry.Case(f"normal_k{s}", "gemm", _normal_pair(s), level, {"k": s}))
-        if "fft" in ops and not any(c.op == "fft" and size_of(c) == s for c in chosen):
+        for target, prefix in (("float32", ""), ("float64", "fp64_")):
+            if "gemm" in ops and target in targets and not have("gemm", target, s):
+                chosen.append(case_registry.Case(f"{prefix}normal_k{s}", "gemm", _normal_pair(s, target),
+                                                 level, {"k": s}, target))
+        if "fft" in ops and "float32" in targets and not have("fft", "float32", s):
             chosen.append(case_registry.Case(f"fft_normal_n{s}", "fft",
                                              lambda r, n=s: (case_registry.complex_normal(r, n),),
                                              level, {"n": s}))
     return chosen
 
 
-def _normal_pair(k):
-    size = 32 if k <= 4096 else 8
-    return lambda rng: (case_registry.normal(rng, (size, k)), case_registry.normal(rng, (k, size)))
+def _normal_pair(k, target="float32"):
+    size, dtype = 32 if k <= 4096 else 8, np.dtype(target).type
+    return lambda rng: (case_registry.normal(rng, (size, k), dtype),
+                        case_registry.normal(rng, (k, size), dtype))
 
 
 def _measure_case(case, schemes, engines):
@@ -77,15 +83,21 @@ def _measure_case(case, schemes, engines):
 def run(level="quick", schemes=None, ops=("gemm", "fft"), sizes=None, engines=("cpu",), progress=None):
     """Measure every selected case on every scheme and engine; returns a list of Measurements.
 
-    ``progress(done, total, label)`` is called after each measurement when given.
+    A case runs on the schemes of its target: float32 cases (and FFT signals) on the float32-target
+    schemes, the float64 ``fp64_*`` GEMM cases on the fp64 schemes. ``schemes`` default: every
+    scheme with a bound (:func:`accuracy.measure.gemm_schemes`). ``progress(done, total, label)``
+    is called after each measurement when given.
     """
-    schemes = bounded_schemes() if schemes is None else [splitprec.dtype(s).name for s in schemes]
-    chosen = select(level, ops, sizes)
-    total = len(chosen) * len(schemes) * len(engines)
+    schemes = gemm_schemes() if schemes is None else [splitprec.dtype(s).name for s in schemes]
+    by_target = {}
+    for s in schemes:
+        by_target.setdefault(splitprec.dtype(s).target, []).append(s)
+    chosen = select(level, ops, sizes, tuple(by_target))
+    total = sum(len(by_target[c.target]) for c in chosen) * len(engines)
     results = []
     for case in chosen:
         with np.errstate(all="ignore"):               # NaN/inf cases are meant to produce them
-            measured = list(_measure_case(case, schemes, engines))
+            measured = list(_measure_case(case, by_target[case.target], engines))
         for m in measured:
             results.append(m)
             if progress:
@@ -98,17 +110,27 @@ def violations(results):
     return [m for m in results if m.violated]
 
 
+def scheme_class(scheme):
+    """``"fp32"`` / ``"fp64"`` for fp32- / fp64-class schemes, ``"<fp32"`` / ``"<fp64"`` for the
+    others of the float32 / float64 target (docs/bounds.md)."""
+    d = splitprec.dtype(scheme)
+    label = NATIVE[d.target]
+    return label if getattr(d, f"{label}_class") else "<" + label
+
+
 def summary_rows(results):
-    """One row per (engine, op, scheme): worst ratio and its case, median error, median vs native."""
+    """One row per (engine, op, target, scheme): class, worst ratio and its case, median error,
+    median vs native (SGEMM for float32 targets, DGEMM for the fp64 schemes)."""
     groups = {}
     for m in results:
-        groups.setdefault((m.engine, m.op, m.scheme), []).append(m)
+        groups.setdefault((m.engine, m.op, m.target, m.scheme), []).append(m)
     rows = []
-    for (engine, op, scheme), ms in sorted(groups.items()):
+    for (engine, op, target, scheme), ms in sorted(groups.items()):
         worst = max(ms, key=lambda m: m.ratio)
-        typical = [m for m in ms if m.case.startswith(("normal_", "fft_normal_"))] or ms
+        typical = [m for m in ms if m.case.startswith(("normal_", "fp64_normal_", "fft_normal_"))] or ms
         versus = [m.normwise / m.native for m in typical if m.native > 0]
-        rows.append({"engine": engine, "op": op, "scheme": scheme, "worst_ratio": worst.ratio,
+        rows.append({"engine": engine, "op": op, "scheme": scheme, "target": target,
+                     "class": scheme_class(scheme), "worst_ratio": worst.ratio,
                      "worst_case": worst.case,
                      "median_error": statistics.median(m.normwise for m in typical),
                      "vs_native": statistics.median(versus) if versus else float("nan"),
@@ -116,17 +138,33 @@ def summary_rows(results):
     return rows
 
 
-_COLUMNS = (("engine", "engine", "{}"), ("op", "op", "{}"), ("scheme", "scheme", "{}"),
-            ("worst error/bound", "worst_ratio", "{:.3g}"), ("on case", "worst_case", "{}"),
-            ("median error (N(0,1))", "median_error", "{:.3g}"),
-            ("x native fp32", "vs_native", "{:.3g}"), ("cases", "cases", "{}"))
+def ratio_text(ratio):
+    """``ratio`` to 3 digits, or ``"1-2e-13"`` for ratios below 1 that would print as 1 (a bound
+    attained: e.g. an entry below its row's Ozaki-II grid rounded to zero)."""
+    return f"1-{1 - ratio:.1g}" if 0.9995 <= ratio < 1 else f"{ratio:.3g}"
+
+
+_COLUMNS = (("engine", "engine", "{}".format), ("op", "op", "{}".format),
+            ("scheme", "scheme", "{}".format), ("class", "class", "{}".format),
+            ("worst error/bound", "worst_ratio", ratio_text), ("on case", "worst_case", "{}".format),
+            ("median error (N(0,1))", "median_error", "{:.3g}".format),
+            ("x native (fp32: SGEMM, fp64: DGEMM)", "vs_native", "{:.3g}".format),
+            ("cases", "cases", "{}".format))
+# (target, summary section title, text under its table)
+SECTIONS = (("float32", "float32-target schemes (float32 operands; native: numpy float32 matmul, "
+                        "SGEMM; class fp32 = fp32-class bound)", ""),
+            ("float64", "fp64 schemes ozaki2_int8xN (float64 operands, cases fp64_*; native: numpy "
+                        "float64 matmul, DGEMM; class fp64 = fp64-class bound, x14 and up)",
+             "The Ozaki-II bound is relative to each row's and column's 2-norm (docs/bounds.md, "
+             "section 12): on wide exponent spans an entry below 2**-Q of its row's norm rounds to "
+             "zero and the bound is attained (ratios shown as 1-x are below 1 by x)."))
 
 
 def summary(results):
     """The summary as a plain-text table."""
     rows = summary_rows(results)
     cells = [[title for title, _, _ in _COLUMNS]]
-    cells += [[fmt.format(r[key]) for _, key, fmt in _COLUMNS] for r in rows]
+    cells += [[fmt(r[key]) for _, key, fmt in _COLUMNS] for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(_COLUMNS))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in cells)
 
@@ -137,18 +175,21 @@ def _markdown_table(header, rows):
 
 
 def _detail_rows(results):
-    return [[m.case, m.engine, m.scheme, f"{m.normwise:.3g}", f"{m.native:.3g}", f"{m.ratio:.3g}",
+    return [[m.case, m.engine, m.scheme, f"{m.normwise:.3g}", f"{m.native:.3g}", ratio_text(m.ratio),
              f"{m.seconds * 1e3:.2f}"] for m in results]
 
 
-_DETAIL_HEADER = ["case", "engine", "scheme", "normwise error", "native fp32 error",
-                  "error/bound", "time (ms)"]
+_DETAIL_HEADER = ["case", "engine", "scheme", "normwise error",
+                  "native error (SGEMM; DGEMM for fp64_* cases)", "error/bound", "time (ms)"]
 
 
-def _summary_table(results):
+def _summary_tables(results):
+    """``[(section title, header, rows, text)]``: one summary table per scheme target present."""
     rows = summary_rows(results)
-    return [title for title, _, _ in _COLUMNS], [[fmt.format(r[k]) for _, k, fmt in _COLUMNS]
-                                                  for r in rows]
+    header = [title for title, _, _ in _COLUMNS]
+    return [(title, header, [[fmt(r[k]) for _, k, fmt in _COLUMNS] for r in rows
+                             if r["target"] == target], text)
+            for target, title, text in SECTIONS if any(r["target"] == target for r in rows)]
 
 
 def write(results, out, *, plots=True, note="", sections=()):
@@ -159,13 +200,14 @@ def write(results, out, *, plots=True, note="", sections=()):
     """
     os.makedirs(out, exist_ok=True)
     images = _plots(results, out) if plots else []
-    header, rows = _summary_table(results)
+    tables = _summary_tables(results)
     bad = violations(results)
     verdict = ("All errors are within their bounds." if not bad else
                "BOUND VIOLATED: " + "; ".join(f"{m.case} / {m.scheme} / {m.engine} "
                                               f"(ratio {m.ratio:.3g})" for m in bad))
     md = ["# splitprec accuracy report\n", note + "\n" if note else "", verdict + "\n",
-          "\n## Summary\n\n", _markdown_table(header, rows),
+          "".join(f"\n## Summary: {title}\n\n" + _markdown_table(header, rows)
+                  + (f"\n{text}\n" if text else "") for title, header, rows, text in tables),
           "".join(f"\n![{name}]({name})\n" for name in images),
           "".join(f"\n## {title}\n\n```\n{text}\n```\n" for title, text in sections),
           "\n## Every measurement\n\n", _markdown_table(_DETAIL_HEADER, _detail_rows(results))]
@@ -173,7 +215,7 @@ def write(results, out, *, plots=True, note="", sections=()):
     with open(paths[0], "w") as f:
         f.write("".join(md))
     with open(paths[1], "w") as f:
-        f.write(_html(verdict, note, header, rows, images, _detail_rows(results), sections))
+        f.write(_html(verdict, note, tables, images, _detail_rows(results), sections))
     return paths + [os.path.join(out, name) for name in images]
 
 
@@ -183,13 +225,14 @@ def _html_table(header, rows):
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _html(verdict, note, header, rows, images, details, sections):
+def _html(verdict, note, tables, images, details, sections):
     style = ("body{font-family:sans-serif;max-width:70em;margin:auto}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}img{max-width:48%}")
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>splitprec accuracy report"
             f"</title><style>{style}</style></head><body><h1>splitprec accuracy report</h1>"
-            f"<p>{html.escape(note)}</p><p><b>{html.escape(verdict)}</b></p><h2>Summary</h2>"
-            f"{_html_table(header, rows)}"
+            f"<p>{html.escape(note)}</p><p><b>{html.escape(verdict)}</b></p>"
+            + "".join(f"<h2>Summary: {html.escape(t)}</h2>{_html_table(h, r)}<p>{html.escape(x)}</p>"
+                      for t, h, r, x in tables)
             + "".join(f"<img src='{html.escape(i)}' alt='{html.escape(i)}'>" for i in images)
             + "".join(f"<h2>{html.escape(t)}</h2><pre>{html.escape(x)}</pre>" for t, x in sections)
             + f"<h2>Every measurement</h2>{_html_table(_DETAIL_HEADER, details)}</body></html>")
@@ -220,5 +263,5 @@ def gpu_vs_cpu(results):
         worst = rows.get(m.scheme, (0.0, 0.0))
         rows[m.scheme] = (max(worst[0], diff), max(worst[1], ratio))
     lines = ["GPU vs CPU engine: max normwise |GPU - CPU| / |CPU|, max GPU error / CPU error"]
-    lines += [f"  {s:<8} {d:10.3g} {r:10.3g}" for s, (d, r) in sorted(rows.items())]
+    lines += [f"  {s:<14} {d:10.3g} {r:10.3g}" for s, (d, r) in sorted(rows.items())]
     return "\n".join(lines)

@@ -1,4 +1,8 @@
-"""The adversarial search: every scheme's error stays within its derived bound, on every case."""
+"""The adversarial search: every scheme's error stays within its derived bound, on every case.
+
+float32-target schemes on float32 inputs (``gemm_inputs``, the float32 cases, FFT signals); the
+fp64 schemes ``ozaki2_int8x<N>`` on float64 inputs (``gemm64_inputs``, the ``fp64_*`` cases).
+"""
 import numpy as np
 import pytest
 from hypothesis import example, given, target
@@ -6,7 +10,7 @@ from hypothesis import strategies as st
 
 from accuracy import cases, exact_dft, exact_matmul, search
 from accuracy.bounds import schemes
-from accuracy.measure import measure_fft, measure_gemm
+from accuracy.measure import gemm_schemes, measure_fft, measure_gemm
 
 SCHEMES = schemes()  # every registered scheme with a derived bound
 PINNED = search.PINNED_GEMM
@@ -27,7 +31,7 @@ def test_gemm_error_within_bound(scheme, inputs):
     assert ratio <= 1, f"{scheme}: error/bound = {ratio!r}"
 
 
-@pytest.mark.parametrize("case", cases.registry("ci", "gemm"), ids=lambda c: c.name)
+@pytest.mark.parametrize("case", cases.registry("ci", "gemm", "float32"), ids=lambda c: c.name)
 def test_registered_gemm_case_within_bound(case):
     a, b = case.inputs(seed=0)
     reference = exact_matmul(a, b)
@@ -77,3 +81,57 @@ def test_gpu_bound_is_never_below_cpu_bound(inputs, scheme):
     from accuracy import gemm_bound
     a, b = inputs
     assert np.all(gemm_bound(a, b, scheme, "gpu") >= gemm_bound(a, b, scheme, "cpu"))
+
+
+# ---- fp64 schemes (ozaki2_int8x<N>, float64 operands) ------------------------------------------
+
+FP64_SCHEMES = gemm_schemes("float64")
+PINNED64 = search.PINNED_GEMM64
+
+
+def _gemm64_examples(test):
+    for pair in PINNED64.values():
+        test = example(inputs=pair)(test)
+    return test
+
+
+@pytest.mark.parametrize("scheme", FP64_SCHEMES)
+@given(inputs=search.gemm64_inputs())
+@_gemm64_examples
+def test_fp64_gemm_error_within_bound(scheme, inputs):
+    ratio = search.gemm_ratio(*inputs, scheme)
+    target(min(ratio, 1e6), label=f"error/bound {scheme}")
+    assert ratio <= 1, f"{scheme}: error/bound = {ratio!r}"
+
+
+def test_fp64_strategy_draws_float64_operands_that_multiply():
+    from hypothesis import find
+    found = find(search.gemm64_inputs(), lambda ab: ab[0].shape[-1] >= 3 and not np.isfinite(ab[0]).all())
+    a, b = found
+    assert a.dtype == b.dtype == np.float64 and a.shape[-1] == b.shape[0]
+
+
+@pytest.mark.parametrize("case", cases.registry("ci", "gemm", "float64"), ids=lambda c: c.name)
+def test_registered_fp64_case_within_bound(case):
+    a, b = case.inputs(seed=0)
+    reference = exact_matmul(a, b)
+    with np.errstate(all="ignore"):
+        ratios = {s: measure_gemm(a, b, s, reference=reference, native=0.0).ratio for s in FP64_SCHEMES}
+    assert all(r <= 1 for r in ratios.values()), f"{case.name}: error/bound per scheme {ratios}"
+
+
+def test_ozaki_grid_ties_nearly_attain_the_bound():
+    """A value halfway on an Ozaki-II scheme's integer grid is its worst case (k = 1): the bound
+    must be nearly attained there, for x12 and x13 at k = 1 and x14 on a small entry of a row."""
+    assert 0.95 < search.gemm_ratio(*PINNED64["x12_grid_tie_k1"], "ozaki2_int8x12") <= 1
+    assert 0.8 < search.gemm_ratio(*PINNED64["x13_grid_tie_k1"], "ozaki2_int8x13") <= 1
+    assert 0.95 < search.gemm_ratio(*PINNED64["small_entry_tie_k2"], "ozaki2_int8x14") <= 1
+    assert search.gemm_ratio(*PINNED64["x12_grid_tie_k1"], "ozaki2_int8x14") == 0   # 54 bits: exact
+
+
+def test_grid_ties_are_halfway_on_the_scaling_grid():
+    from splitprec.ozaki import scale_exponents
+    x = search.grid_ties(np.random.default_rng(0), (4, 32), 54)
+    t = np.ldexp(x, scale_exponents(x, 54, -1))
+    small = np.abs(t) < 2.0 ** 50                       # float64 holds the half there
+    assert small.sum() > 0 and np.all(t[small] - np.floor(t[small]) == 0.5)
