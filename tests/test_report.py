@@ -1,4 +1,4 @@
-"""The report command, its files, and check() on user matrices."""
+"""The report command, its files, and check() on user matrices (float32 and float64 operands)."""
 import os
 import subprocess
 import sys
@@ -17,12 +17,20 @@ def test_report_quick_runs_as_module_and_writes_every_file(tmp_path):
                           capture_output=True, text=True, timeout=120,
                           cwd=os.path.dirname(os.path.dirname(__file__)))
     assert done.returncode == 0, done.stderr[-2000:]
-    assert {"report.md", "report.html", "error_vs_k.png", "error_vs_span.png",
-            "bound_tightness.png"} <= set(os.listdir(out))
+    assert {"report.md", "report.html", "error_vs_k.png", "error_vs_span.png", "fp64_error_vs_k.png",
+            "fp64_error_vs_span.png", "bound_tightness.png"} <= set(os.listdir(out))
     last = done.stdout.strip().splitlines()
     assert last[0].startswith("wrote ") and "worst error/bound" in done.stdout
     assert any(line.split()[2:3] == ["bf16x9"] for line in last)
-    assert "All errors are within their bounds." in (out / "report.md").read_text()
+    fp64_rows = [line.split() for line in last if line.split()[2:3] and line.split()[2].startswith("ozaki2")]
+    assert sorted(row[2] for row in fp64_rows) == [f"ozaki2_int8x{n}" for n in range(12, 19)]
+    assert {row[2]: row[3] for row in fp64_rows}["ozaki2_int8x14"] == "fp64"       # class column
+    md = (out / "report.md").read_text()
+    assert "All errors are within their bounds." in md
+    fp64_section = md.split("## Summary: fp64 schemes")[1].split("##")[0]
+    assert "DGEMM" in fp64_section and "| cpu | gemm | ozaki2_int8x14 | fp64 |" in fp64_section
+    assert "| fp64_near_max_k16 | cpu | ozaki2_int8x14 |" in md
+    assert "Summary: fp64 schemes" in (out / "report.html").read_text()
 
 
 def test_report_selects_schemes_ops_and_sizes(tmp_path, capsys):
@@ -104,3 +112,80 @@ def test_report_runs_the_gpu_engine_and_compares_it_with_cpu(tmp_path, capsys):
     status = cli.main(["report", "--quick", "--ops", "gemm", "--out", str(tmp_path), "--no-plots"])
     out = capsys.readouterr().out
     assert status == 0 and "GPU vs CPU engine" in out and "gpu " in out
+
+
+# ---- fp64 schemes ------------------------------------------------------------------------------
+
+FP64 = [f"ozaki2_int8x{n}" for n in range(12, 19)]
+
+
+def test_report_runs_one_fp64_scheme_on_the_float64_cases(tmp_path, capsys):
+    status = cli.main(["report", "--quick", "--schemes", "ozaki2_int8x14", "--ops", "gemm", "--sizes", "16,48",
+                       "--out", str(tmp_path), "--no-plots"])
+    assert status == 0
+    text = capsys.readouterr().out
+    assert "ozaki2_int8x14" in text and "ozaki2_int8x15" not in text
+    md = (tmp_path / "report.md").read_text()
+    assert "| fp64_normal_k48 | cpu | ozaki2_int8x14 |" in md and "| normal_k48 | cpu | tf32 |" in md
+    assert "| fp64_normal_k48 | cpu | tf32 |" not in md and "| normal_k48 | cpu | ozaki2_int8x14 |" not in md
+
+
+def test_fp64_schemes_within_bound_on_every_quick_case_and_dgemm_class_on_normal():
+    results = report.run("quick", FP64, ("gemm", "fft"))
+    assert {m.case for m in results} == {c.name for c in cases.registry("quick", target="float64")}
+    assert all(m.ratio <= 1 for m in results), [(m.case, m.scheme, m.ratio) for m in results if m.ratio > 1]
+    rows = {r["scheme"]: r for r in report.summary_rows(results)}
+    assert set(rows) == set(FP64) and all(r["target"] == "float64" and r["op"] == "gemm" for r in rows.values())
+    assert [rows[s]["class"] for s in FP64] == ["<fp64"] * 2 + ["fp64"] * 5
+    # x native compares with numpy's float64 matmul (DGEMM): x14 within a few DGEMM errors, x15 below.
+    assert rows["ozaki2_int8x14"]["vs_native"] < 4 and rows["ozaki2_int8x15"]["vs_native"] < 1
+    assert rows["ozaki2_int8x12"]["vs_native"] > 10
+
+
+def test_check_on_float64_operands_runs_the_fp64_schemes_against_dgemm():
+    rng = np.random.default_rng(1)
+    a, b = cases.normal(rng, (6, 300), np.float64), cases.normal(rng, (300, 5), np.float64)
+    result = check(a, b)
+    assert [r.scheme for r in result.rows] == FP64 and all(r.ratio <= 1 for r in result.rows)
+    assert result.target == "float64" and result.rows[0].native == accuracy.measure._normwise(
+        a @ b, accuracy.exact_matmul(a, b))
+    assert result.to_markdown().startswith("| scheme | normwise error | max error/bound | vs native fp64 |")
+    assert "native float64 matmul normwise error" in str(result)
+    one = check(a, b, ["OZAKI2_INT8x14"])
+    assert [r.scheme for r in one.rows] == ["ozaki2_int8x14"]
+
+
+@pytest.mark.parametrize("operands, schemes, message", [
+    ("float32", ["ozaki2_int8x14"], r"^check: a has dtype float32; scheme 'ozaki2_int8x14' takes float64 "
+                                    r"operands \(schemes for float32 operands: bf16, "),
+    ("float64", ["bf16x9"], r"^check: a has dtype float64; scheme 'bf16x9' takes float32 operands"),
+    ("mixed", None, r"^check: b has dtype float32; scheme 'ozaki2_int8x12' takes float64 operands"),
+    ("mixed", ["tf32x3"], r"^check: a has dtype float64; scheme 'tf32x3' takes float32 operands"),
+    ("int", None, r"^check: a has dtype int64; expected float32 \(or float16\) operands"),
+])
+def test_check_rejects_operands_of_the_other_target(operands, schemes, message, monkeypatch):
+    calls = []
+    monkeypatch.setattr(accuracy.measure, "exact_matmul", lambda *args: calls.append(args))
+    a = np.ones((2, 3), {"float32": np.float32, "mixed": np.float64, "int": np.int64}.get(operands, np.float64))
+    b = np.ones((3, 2), np.float64 if operands == "float64" else np.float32)
+    with pytest.raises(TypeError, match=message):
+        check(a, b, schemes)
+    assert not calls                                  # rejected before the exact product is formed
+
+
+def test_ratio_accepts_float64_overflow_only_where_the_bound_is_inf():
+    ratio = accuracy.measure._ratio
+    exact = np.array([[np.inf, 1.0]])                 # an exact product beyond float64's range
+    overflowed = np.array([[False, False]])
+    assert ratio(np.array([[1.7e308, 1.0]]), exact, np.array([[np.inf, 1.0]]), overflowed) == 0
+    assert ratio(np.array([[1.7e308, 1.0]]), exact, np.array([[1.0, 1.0]]), overflowed) == np.inf
+    from_inf_input = np.array([[True, False]])        # the same inf caused by an inf input: exact match
+    assert ratio(np.array([[1.7e308, 1.0]]), exact, np.array([[np.inf, 1.0]]), from_inf_input) == np.inf
+    assert ratio(np.array([[np.inf, 1.0]]), exact, np.array([[np.inf, 1.0]]), from_inf_input) == 0
+
+
+def test_normwise_error_of_results_near_the_float64_range_edges_is_finite():
+    normwise = accuracy.measure._normwise
+    assert normwise(np.array([1e308, -1e308]), np.array([1e308 * (1 + 2.0 ** -52), -1e308])) == pytest.approx(
+        2.0 ** -52 / np.sqrt(2), rel=0.01)
+    assert normwise(np.array([3 * 2.0 ** -1074]), np.array([2 * 2.0 ** -1074])) == 0.5
