@@ -175,9 +175,9 @@ def _operands_target(a, b, names):
         wanted = splitprec.dtype(name).target
         for label, x, target in (("a", a, found[0]), ("b", b, found[1])):
             if target != wanted:
+                listed = "; for float64: ".join(", ".join(gemm_schemes(t)) for t in ("float32", "float64"))
                 raise TypeError(f"check: {label} has dtype {x.dtype}; scheme {name!r} takes {wanted} "
-                                f"operands (schemes for float32 operands: {', '.join(gemm_schemes('float32'))}; "
-                                f"for float64: {', '.join(gemm_schemes('float64'))})")
+                                f"operands (schemes for float32 operands: {listed})")
     return found[0]
 
 

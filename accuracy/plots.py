@@ -53,7 +53,7 @@ def _tightness(plt, results, path):
     ax.bar([x + 0.2 for x in xs], [statistics.median(by_scheme[n]) for n in names], width=0.4,
            label="median")
     ax.axhline(1.0, color="r", lw=1, label="bound")
-    ax.set_xticks(list(xs), names, rotation=30)
+    ax.set_xticks(list(xs), names, rotation=40, ha="right", fontsize=8)
     ax.set_yscale("log")
     ax.set_ylabel("error / bound (per entry, max over the case)")
     ax.set_title("Bound tightness (CPU engine, all cases)")

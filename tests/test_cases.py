@@ -80,7 +80,8 @@ def test_registry_rejects_unknown_level_op_and_name():
         cases.registry("huge")
     with pytest.raises(ValueError, match=r"^registry: unknown op 'conv'"):
         cases.registry("ci", "conv")
-    with pytest.raises(ValueError, match=r"^registry: unknown target 'float16'; expected one of 'float32', 'float64'"):
+    with pytest.raises(ValueError,
+                       match=r"^registry: unknown target 'float16'; expected one of 'float32', 'float64'"):
         cases.registry("ci", "gemm", "float16")
     with pytest.raises(ValueError, match=r"^unknown case 'nope'"):
         cases.get("nope")
@@ -92,7 +93,8 @@ FP64 = cases.registry("ci", "gemm", "float64")
 
 def test_fp64_cases_are_gemm_cases_of_the_float64_target_named_fp64():
     assert FP64 and all(c.name.startswith("fp64_") and c.op == "gemm" for c in FP64)
-    assert {c.name for c in ALL if c.target == "float64"} == {c.name for c in ALL if c.name.startswith("fp64_")}
+    named_fp64 = {c.name for c in ALL if c.name.startswith("fp64_")}
+    assert {c.name for c in ALL if c.target == "float64"} == named_fp64
     assert not cases.registry("full", "fft", "float64")
     families = {"normal", "uniform", "span", "scaled_rows", "scaled_entries", "row_span", "cancel",
                 "near_max", "huge_times_tiny", "near_min_normal", "tiny_times_tiny", "subnormal",
