@@ -189,3 +189,12 @@ def test_normwise_error_of_results_near_the_float64_range_edges_is_finite():
     assert normwise(np.array([1e308, -1e308]), np.array([1e308 * (1 + 2.0 ** -52), -1e308])) == pytest.approx(
         2.0 ** -52 / np.sqrt(2), rel=0.01)
     assert normwise(np.array([3 * 2.0 ** -1074]), np.array([2 * 2.0 ** -1074])) == 0.5
+
+
+@pytest.mark.gpu
+def test_check_runs_the_fp64_schemes_on_the_gpu_engine_with_the_cpu_engines_bits():
+    rng = np.random.default_rng(2)
+    a, b = cases.scaled_entries(rng, (9, 200), 40), cases.normal(rng, (200, 7), np.float64)
+    cpu, gpu = check(a, b, FP64), check(a, b, FP64, engine="gpu")
+    assert [r.engine for r in gpu.rows] == ["gpu"] * len(FP64) and all(r.ratio <= 1 for r in gpu.rows)
+    assert all(np.array_equal(g.output, c.output) for g, c in zip(gpu.rows, cpu.rows))

@@ -111,8 +111,9 @@ def test_fp64_strategy_draws_float64_operands_that_multiply():
     assert a.dtype == b.dtype == np.float64 and a.shape[-1] == b.shape[0]
 
 
-@pytest.mark.parametrize("case", cases.registry("ci", "gemm", "float64"), ids=lambda c: c.name)
+@pytest.mark.parametrize("case", cases.registry("full", "gemm", "float64"), ids=lambda c: c.name)
 def test_registered_fp64_case_within_bound(case):
+    """Every float64 case of the registry, the full level's k = 65536 included."""
     a, b = case.inputs(seed=0)
     reference = exact_matmul(a, b)
     with np.errstate(all="ignore"):
