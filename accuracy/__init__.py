@@ -2,11 +2,11 @@
 
 Public functions: :func:`exact_matmul`, :func:`exact_dft` (references), :func:`gemm_bound`,
 :func:`fft_bound` (bounds, derived in docs/bounds.md), :func:`check` (your matrices, every
-scheme), and the ``splitprec report`` command (:mod:`accuracy.cli`). The harness uses only the
+scheme; :func:`gemm_schemes` lists them per target), and the ``splitprec report`` command (:mod:`accuracy.cli`). The harness uses only the
 public API of splitprec.
 """
 from .bounds import fft_bound, gemm_bound
-from .measure import check
+from .measure import check, gemm_schemes
 from .reference import exact_dft, exact_matmul
 
-__all__ = ["check", "exact_dft", "exact_matmul", "fft_bound", "gemm_bound"]
+__all__ = ["check", "exact_dft", "exact_matmul", "fft_bound", "gemm_bound", "gemm_schemes"]
