@@ -16,19 +16,26 @@ SCHEMES = schemes()  # every registered scheme with a derived bound
 PINNED = search.PINNED_GEMM
 
 
-def _gemm_examples(test):
-    for pair in PINNED.values():
-        test = example(inputs=pair)(test)
-    return test
+def _pinned(pairs):
+    """Decorator: every pinned hard input as an explicit hypothesis example."""
+    def decorate(test):
+        for pair in pairs.values():
+            test = example(inputs=pair)(test)
+        return test
+    return decorate
+
+
+def _assert_gemm_within_bound(scheme, inputs):
+    ratio = search.gemm_ratio(*inputs, scheme)
+    target(min(ratio, 1e6), label=f"error/bound {scheme}")
+    assert ratio <= 1, f"{scheme}: error/bound = {ratio!r}"
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 @given(inputs=search.gemm_inputs())
-@_gemm_examples
+@_pinned(PINNED)
 def test_gemm_error_within_bound(scheme, inputs):
-    ratio = search.gemm_ratio(*inputs, scheme)
-    target(min(ratio, 1e6), label=f"error/bound {scheme}")
-    assert ratio <= 1, f"{scheme}: error/bound = {ratio!r}"
+    _assert_gemm_within_bound(scheme, inputs)
 
 
 @pytest.mark.parametrize("case", cases.registry("ci", "gemm", "float32"), ids=lambda c: c.name)
@@ -89,19 +96,11 @@ FP64_SCHEMES = gemm_schemes("float64")
 PINNED64 = search.PINNED_GEMM64
 
 
-def _gemm64_examples(test):
-    for pair in PINNED64.values():
-        test = example(inputs=pair)(test)
-    return test
-
-
 @pytest.mark.parametrize("scheme", FP64_SCHEMES)
 @given(inputs=search.gemm64_inputs())
-@_gemm64_examples
+@_pinned(PINNED64)
 def test_fp64_gemm_error_within_bound(scheme, inputs):
-    ratio = search.gemm_ratio(*inputs, scheme)
-    target(min(ratio, 1e6), label=f"error/bound {scheme}")
-    assert ratio <= 1, f"{scheme}: error/bound = {ratio!r}"
+    _assert_gemm_within_bound(scheme, inputs)
 
 
 def test_fp64_strategy_draws_float64_operands_that_multiply():
