@@ -40,10 +40,14 @@ def test_gemm_error_within_bound(scheme, inputs):
 
 @pytest.mark.parametrize("case", cases.registry("ci", "gemm", "float32"), ids=lambda c: c.name)
 def test_registered_gemm_case_within_bound(case):
+    _assert_case_within_bound(case, SCHEMES)
+
+
+def _assert_case_within_bound(case, schemes):
     a, b = case.inputs(seed=0)
     reference = exact_matmul(a, b)
     with np.errstate(all="ignore"):
-        ratios = {s: measure_gemm(a, b, s, reference=reference, native=0.0).ratio for s in SCHEMES}
+        ratios = {s: measure_gemm(a, b, s, reference=reference, native=0.0).ratio for s in schemes}
     assert all(r <= 1 for r in ratios.values()), f"{case.name}: error/bound per scheme {ratios}"
 
 
@@ -113,11 +117,7 @@ def test_fp64_strategy_draws_float64_operands_that_multiply():
 @pytest.mark.parametrize("case", cases.registry("full", "gemm", "float64"), ids=lambda c: c.name)
 def test_registered_fp64_case_within_bound(case):
     """Every float64 case of the registry, the full level's k = 65536 included."""
-    a, b = case.inputs(seed=0)
-    reference = exact_matmul(a, b)
-    with np.errstate(all="ignore"):
-        ratios = {s: measure_gemm(a, b, s, reference=reference, native=0.0).ratio for s in FP64_SCHEMES}
-    assert all(r <= 1 for r in ratios.values()), f"{case.name}: error/bound per scheme {ratios}"
+    _assert_case_within_bound(case, FP64_SCHEMES)
 
 
 def test_ozaki_grid_ties_nearly_attain_the_bound():
