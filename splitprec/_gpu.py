@@ -297,6 +297,7 @@ def cublas_chunk(d, k):
     return 1 << int(math.log2(max(_CHUNK_PER_SQRT_K[d.base] * math.sqrt(k), block)))
 
 
+@functools.lru_cache(maxsize=None)
 def _diagonals(d):
     """The small products grouped by ``s = i + j``, smallest first: ``(s, first i, count)``. With A's
     parts stacked first to last and B's last to first, each group is one K window of both."""
@@ -311,7 +312,7 @@ def _diagonals(d):
             raise ValueError(f"cublas engine: scheme {d.name!r} takes products {d.products}; each i + j "
                              f"must take a contiguous range of i")
         out.append((s, first, len(groups[s])))
-    return out
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=None)

@@ -64,8 +64,8 @@ def test_instantiations_cover_every_scheme():
 
 def test_cublas_groups_small_products_by_i_plus_j():
     groups = {name: _gpu._diagonals(sp.dtype(name)) for name in ("bf16", "tf32x3", "fp16x3", "bf16x6", "bf16x9")}
-    assert groups == {"bf16": [], "tf32x3": [(1, 0, 2)], "fp16x3": [(1, 0, 2)],
-                      "bf16x6": [(2, 0, 3), (1, 0, 2)], "bf16x9": [(4, 2, 1), (3, 1, 2), (2, 0, 3), (1, 0, 2)]}
+    assert groups == {"bf16": (), "tf32x3": ((1, 0, 2),), "fp16x3": ((1, 0, 2),),
+                      "bf16x6": ((2, 0, 3), (1, 0, 2)), "bf16x9": ((4, 2, 1), (3, 1, 2), (2, 0, 3), (1, 0, 2))}
 
 
 def test_auto_engine_takes_cublas_from_its_work_threshold():
