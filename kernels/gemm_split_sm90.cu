@@ -1,129 +1,138 @@
 // SPDX-License-Identifier: Apache-2.0
-// C = sum over (i, j) in PAIRS of A_i @ B_j * 2**-((i+j)*shift) with Hopper warpgroup tensor cores
-// (wgmma.mma_async, sm_90a): the same numerics as gemm_split_sm80.cu -- every k-block's tensor-core
-// partial sum promoted by round-to-nearest float32 adds, small products before hi*hi (Ootomo &
-// Yokota, arXiv 2203.03341) -- with both operands read by the tensor cores straight from shared
-// memory instead of through ldmatrix and registers.
+// C = sum over (i, j) in PAIRS of A_i @ B_j * 2**-((i+j)*shift) on Hopper warpgroup tensor cores
+// (wgmma.mma_async, sm_90a), the parts brought into shared memory by the Tensor Memory Accelerator.
+//
+// Numerics (docs/bounds.md, section 5): hi*hi accumulates in the tensor core over k-chunks of
+// CHUNK_BLOCKS stages (the cuBLAS engine's chunk, growing like sqrt(k)), each chunk's partial sum
+// promoted into float32 registers by one round-to-nearest add; the small products (i + j > 0)
+// share a second accumulator over all of k, added once at the end (Ootomo & Yokota, arXiv
+// 2203.03341, keep the large product's sum outside the tensor core the same way).
+//
+// Structure: a 128 x 128 block tile, two consumer warpgroups (rows 0-63 and 64-127, all columns),
+// each holding three 64-value float32 accumulators per thread (chunk, small products, total), and
+// one producer warpgroup that gives its registers to them; one of its threads issues every copy.
+// A ring of STAGES shared-memory stages holds one 128-byte k-block of every part (TERMS x 16 KiB for
+// A and for B), filled by TMA with 128-byte swizzle; a "full" mbarrier counts the bytes in, an
+// "empty" one the consumer warpgroups done with it. The wgmma of stage kb are in flight while
+// stage kb - 1 is released.
 #include "common/mma.cuh"
 #include "common/pow2.cuh"
+#include "common/tma.cuh"
 #include "common/wgmma.cuh"
 
-constexpr int CHUNK = 16;          // bytes per chunk: 8 bf16/fp16 or 4 tf32 values
-constexpr int BLOCK_CHUNKS = 8;    // chunks of k per pipeline stage = one k-block (4 k-steps of 32 bytes)
-constexpr int BM = 128, BN = 128;  // block tile; warpgroup w owns rows 64w .. 64w + 63, all 128 columns
-constexpr int THREADS = 256;       // two warpgroups
-// Shared layout of one part's tile: 8-row x 16-byte core matrices (128 contiguous bytes), the next
-// one along k 144 bytes on and the next 8 rows 8 * 144 bytes on. The 16-byte gap after each core
-// matrix spreads the 8 chunks of one row over all bank groups, so a warp's copy of 4 whole 128-byte
-// rows (whole L2 lines) writes shared memory without conflicts.
-constexpr int CORE_K_CHUNKS = 9, CORE_ROWS_CHUNKS = BLOCK_CHUNKS * CORE_K_CHUNKS;
-constexpr int CORE_K_BYTES = CORE_K_CHUNKS * 16, CORE_ROWS_BYTES = CORE_ROWS_CHUNKS * 16;
-constexpr int TILE_CHUNKS = (BM + BN) / 8 * CORE_ROWS_CHUNKS;   // A rows 0..BM-1, then B rows
-
-__host__ __device__ constexpr unsigned chain_pairs(unsigned pairs, bool small) {
-  return small ? pairs & ~1u : pairs & 1u;
-}
-
-__device__ __forceinline__ int chunk_index(int row, int chunk) {
-  return (row >> 3) * CORE_ROWS_CHUNKS + chunk * CORE_K_CHUNKS + (row & 7);
-}
-
-// part = sum over the chain's pairs of A_i B_j over one stage's k-block (the first wgmma ignores part).
-template <int FMT, unsigned CHAIN>
-__device__ __forceinline__ void multiply_chain(const uint4* stage, int warpgroup, float (&part)[64]) {
-  warpgroup_fence();
-  fence_registers(part);
-  int accumulate = 0;
-#pragma unroll
-  for (int step = 0; step < BLOCK_CHUNKS / 2; ++step)
-#pragma unroll
-    for (int p = 8; p >= 0; --p) {      // bit p = pair (p / 3, p % 3); largest i + j first
-      if (!((CHAIN >> p) & 1u)) continue;
-      const uint4* a = stage + (p / 3) * TILE_CHUNKS + chunk_index(64 * warpgroup, 2 * step);
-      const uint4* b = stage + (p % 3) * TILE_CHUNKS + chunk_index(BM, 2 * step);
-      wgmma_step<FMT>(part, matrix_descriptor<CORE_K_BYTES, CORE_ROWS_BYTES>(a),
-                      matrix_descriptor<CORE_K_BYTES, CORE_ROWS_BYTES>(b), accumulate);
-      accumulate = 1;
-    }
-  warpgroup_commit();
-  warpgroup_wait_all();
-  fence_registers(part);
-}
+constexpr int BM = 128, BN = 128;      // block tile
+constexpr int K_BYTES = 128;           // k per stage: one swizzled 128-byte row per tile row
+constexpr int K_STEPS = K_BYTES / 32;  // wgmma k-steps (32 bytes of k each) per stage
+constexpr int TILE_BYTES = BM * K_BYTES;   // one part's stage tile of A or of B (BM == BN)
+constexpr int CONSUMERS = 256, THREADS = CONSUMERS + 128;  // two consumer warpgroups, one producer
+// Block rows per raster group: the blocks that run together share A and B tiles in L2. On the H200
+// at n = 8192, 8 beats 4 (by 1.5x for bf16), 12 and 16 (by 3-12%).
+constexpr int GROUP_M = 8;
 
 template <int FMT,           // part format (PartFormat)
           int TERMS,         // parts per operand
           unsigned PAIRS,    // bit 3*i+j set: product A_i B_j is taken
           int SMALL_SHIFT,   // the products with i+j > 0 are scaled by 2**-SMALL_SHIFT (all share it)
-          int STAGES>        // cp.async pipeline depth, in k-blocks
+          int STAGES>        // pipeline depth, in k-blocks
 __global__ void __launch_bounds__(THREADS, 1)
-gemm_split_sm90(const char* a,          // parts of A: TERMS x (batch, m, k_chunks*16 bytes), K-major
-                const char* b,          // parts of B transposed: TERMS x (batch, n, k_chunks*16 bytes)
+gemm_split_sm90(const char* maps,       // tensor maps (128 B each, in global memory): A's parts, B's parts
                 float* c,               // (batch, m, n) float32
                 const int* exponent_a,  // pow2 scaling: (batch, m) and (batch, n) exponents, or null
                 const int* exponent_b,
-                int m, int n, int k_chunks,     // k_chunks: a multiple of BLOCK_CHUNKS
-                long long a_term, long long a_batch,   // strides in bytes (a_batch 0: A broadcast)
-                long long b_term, long long b_batch,
-                int ea_batch, int eb_batch)      // exponent strides per batch (0: broadcast)
+                int m, int n, int k_blocks, int chunk_blocks,
+                int a_term_rows, int a_batch_rows,   // parts as rows of the maps: row of (term t, batch
+                int b_term_rows, int b_batch_rows,   // z, r) = t * term_rows + z * batch_rows + r
+                int ea_batch, int eb_batch,          // exponent strides per batch (0: broadcast)
+                int z0)                              // batch index of blockIdx.y == 0
 {
-  constexpr int STAGE_CHUNKS = TERMS * TILE_CHUNKS;   // (TERMS, TILE_CHUNKS)
-  extern __shared__ uint4 smem[];                     // (STAGES, STAGE_CHUNKS)
-  const int tid = threadIdx.x, warpgroup = tid / 128;
-  const int z = blockIdx.z, m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-  const long long row_bytes = static_cast<long long>(k_chunks) * CHUNK;
-  const char* a_base = a + z * a_batch;
-  const char* b_base = b + z * b_batch;
+  constexpr int K_VALUES = K_BYTES / (FMT == FMT_TF32 ? 4 : 2);
+  constexpr int STAGE_BYTES = 2 * TERMS * TILE_BYTES;     // A's parts, then B's parts
+  extern __shared__ unsigned char smem[];                 // STAGES stages, 1024-byte aligned inside
+  __shared__ alignas(8) unsigned long long full[STAGES], empty[STAGES];
+  const unsigned base = (shared_address(smem) + 1023u) & ~1023u;
+  const unsigned full0 = shared_address(full), empty0 = shared_address(empty);
+  const int tid = threadIdx.x, z = z0 + blockIdx.y;
+  const void* map_a = maps;
+  const void* map_b = maps + 128;
 
-  auto load_stage = [&](int kb) {   // 8 consecutive threads copy one 128-byte row of the k-block
-    uint4* stage = smem + (kb % STAGES) * STAGE_CHUNKS;
-    for (int idx = tid; idx < TERMS * (BM + BN) * BLOCK_CHUNKS; idx += THREADS) {
-      const int t = idx / ((BM + BN) * BLOCK_CHUNKS), rest = idx % ((BM + BN) * BLOCK_CHUNKS);
-      const int row = rest / BLOCK_CHUNKS, chunk = rest % BLOCK_CHUNKS;
-      const bool is_a = row < BM;
-      const int g = is_a ? m0 + row : n0 + row - BM;
-      const bool valid = g < (is_a ? m : n);
-      const char* base = is_a ? a_base + t * a_term : b_base + t * b_term;
-      const char* src = valid ? base + g * row_bytes + (kb * BLOCK_CHUNKS + chunk) * CHUNK : base;
-      copy_async_16(stage + t * TILE_CHUNKS + chunk_index(row, chunk), src, valid);
+  // Raster: groups of GROUP_M block rows, walked column by column.
+  const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
+  const int first_row = blockIdx.x / (GROUP_M * tiles_n) * GROUP_M, in_group = blockIdx.x % (GROUP_M * tiles_n);
+  const int rows_in_group = min(tiles_m - first_row, GROUP_M);
+  const int m0 = (first_row + in_group % rows_in_group) * BM, n0 = (in_group / rows_in_group) * BN;
+
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      barrier_init(full0 + 8 * s, 1);
+      barrier_init(empty0 + 8 * s, 2);     // one arrival per consumer warpgroup
     }
-  };
-
-  float total[64] = {}, part[64];
-  const int k_blocks = k_chunks / BLOCK_CHUNKS;
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_blocks) load_stage(s);
-    copy_async_commit();
+    barrier_init_fence();
   }
+  __syncthreads();
+
+  if (tid >= CONSUMERS) {                  // producer warpgroup: one thread issues every copy
+    set_register_limit<false, 40>();
+    if (tid == CONSUMERS) {
+      tensor_map_acquire(map_a);
+      tensor_map_acquire(map_b);
+      for (int kb = 0; kb < k_blocks; ++kb) {   // fill stage kb % STAGES once both consumers are done with it
+        const int s = kb % STAGES;
+        const unsigned stage = base + s * STAGE_BYTES, bar = full0 + 8 * s;
+        if (kb >= STAGES) barrier_wait(empty0 + 8 * s, (kb / STAGES - 1) & 1);
+        barrier_arrive_expect_bytes(bar, STAGE_BYTES);
+#pragma unroll
+        for (int t = 0; t < TERMS; ++t) {
+          tensor_load_2d(stage + t * TILE_BYTES, map_a, kb * K_VALUES, t * a_term_rows + z * a_batch_rows + m0, bar);
+          tensor_load_2d(stage + (TERMS + t) * TILE_BYTES, map_b, kb * K_VALUES,
+                         t * b_term_rows + z * b_batch_rows + n0, bar);
+        }
+      }
+    }
+    return;
+  }
+
+  set_register_limit<true, 232>();
+  const int warpgroup = tid / 128;
+  float total[64] = {}, chunk[64], small[64] = {};
+  const unsigned a_rows = warpgroup * 64 * K_BYTES;    // this warpgroup's rows of an A tile
   for (int kb = 0; kb < k_blocks; ++kb) {
-    copy_async_wait<STAGES - 2>();
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");   // cp.async data -> wgmma
-    __syncthreads();
-    if (kb + STAGES - 1 < k_blocks) load_stage(kb + STAGES - 1);
-    copy_async_commit();
-    const uint4* stage = smem + (kb % STAGES) * STAGE_CHUNKS;
-    // Numerics as in gemm_split_sm80.cu: the small products share one accumulator over this k-block
-    // and are added to `total` first, hi*hi after them, each with a round-to-nearest fp32 add.
-    if constexpr (chain_pairs(PAIRS, true) != 0) {
-      multiply_chain<FMT, chain_pairs(PAIRS, true)>(stage, warpgroup, part);
-      const float scale = __int_as_float((127 - SMALL_SHIFT) << 23);
+    const int s = kb % STAGES;
+    barrier_wait(full0 + 8 * s, (kb / STAGES) & 1);
+    const unsigned stage = base + s * STAGE_BYTES;
+    const bool chunk_start = kb % chunk_blocks == 0;
+    warpgroup_fence();
 #pragma unroll
-      for (int i = 0; i < 64; ++i) total[i] = fma_keep_subnormals(part[i], scale, total[i]);
+    for (int step = 0; step < K_STEPS; ++step)
+#pragma unroll
+      for (int p = 8; p >= 0; --p) {      // bit p = pair (p / 3, p % 3)
+        if (!((PAIRS >> p) & 1u)) continue;
+        const unsigned long long da = swizzled_descriptor(stage + (p / 3) * TILE_BYTES + a_rows + 32 * step);
+        const unsigned long long db = swizzled_descriptor(stage + (TERMS + p % 3) * TILE_BYTES + 32 * step);
+        if (p == 0) wgmma_step<FMT>(chunk, da, db, !(chunk_start && step == 0));
+        else wgmma_step<FMT>(small, da, db, 1);
+      }
+    warpgroup_commit();
+    warpgroup_wait<1>();                  // stage kb - 1's products are done: release it
+    if (kb > 0 && tid % 128 == 0) barrier_arrive(empty0 + 8 * ((kb - 1) % STAGES));
+    if ((kb + 1) % chunk_blocks == 0 || kb + 1 == k_blocks) {   // promote the chunk
+      warpgroup_wait<0>();
+      fence_registers(chunk);
+#pragma unroll
+      for (int i = 0; i < 64; ++i) total[i] = fma_keep_subnormals(chunk[i], 1.0f, total[i]);
     }
-    multiply_chain<FMT, chain_pairs(PAIRS, false)>(stage, warpgroup, part);
-#pragma unroll
-    for (int i = 0; i < 64; ++i) total[i] = fma_keep_subnormals(part[i], 1.0f, total[i]);
   }
-  copy_async_wait<0>();
+  warpgroup_wait<0>();                    // (done at the last promotion; ptxas cannot see it)
+  fence_registers(small);
 
   // Accumulator i of lane l in warp w of the warpgroup: row 16w + l/4 + 8*((i/2)%2), col 8*(i/4) + 2*(l%4) + i%2.
+  const float scale = __int_as_float((127 - SMALL_SHIFT) << 23);
   const int lane = tid & 31, warp = (tid / 32) & 3;
 #pragma unroll
   for (int i = 0; i < 64; ++i) {
     const int row = m0 + 64 * warpgroup + 16 * warp + (lane >> 2) + 8 * ((i >> 1) & 1);
     const int col = n0 + 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
     if (row >= m || col >= n) continue;
-    float v = total[i];
+    float v = PAIRS == 1u ? total[i] : fma_keep_subnormals(small[i], scale, total[i]);
     if (exponent_a) v = scale_pow2(v, exponent_a[z * ea_batch + row] + exponent_b[z * eb_batch + col]);
     c[(static_cast<long long>(z) * m + row) * n + col] = v;
   }

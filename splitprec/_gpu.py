@@ -6,10 +6,14 @@ round-to-nearest adds at least every ``d.gpu_k_block(k)`` values of k, and adds 
 (i + j > 0) before it (Ootomo & Yokota, arXiv 2203.03341). The model is
 ``accuracy.gemm_bound(..., engine="gpu")`` (docs/bounds.md, section 5).
 
-- ``"sm90"``: ``kernels/gemm_split_sm90.cu`` (wgmma from shared memory, Hopper), and ``"sm80"``:
-  ``kernels/gemm_split_sm80.cu`` (mma.sync); both with a cp.async pipeline, promoting the small
-  products and hi*hi every 128-byte k-block (64 bf16/fp16 or 32 tf32 values of k), one launch for
-  all products. Parts: A as (terms, batch, m, K'), B transposed as (terms, batch, n, K').
+- ``"sm90"``: ``kernels/gemm_split_sm90.cu`` (Hopper): TMA loads into a shared-memory ring, a
+  producer warpgroup and two wgmma consumer warpgroups, hi*hi promoted in registers every
+  ``cublas_chunk`` values of k and the small products in a second accumulator over all of k: one
+  launch for all products, no partial sums through memory. Its operands are described to the TMA
+  unit by tensor maps that ``cuTensorMapEncodeTiled`` (the CUDA driver, through ctypes) encodes.
+- ``"sm80"``: ``kernels/gemm_split_sm80.cu`` (mma.sync, cp.async pipeline), promoting the small
+  products and hi*hi every 128-byte k-block (64 bf16/fp16 or 32 tf32 values of k).
+  Both kernels read A as (terms, batch, m, K') and B transposed as (terms, batch, n, K').
 - ``"cublas"``: cuBLAS GEMMs with float32 output over parts stacked along K (A's first to last,
   B's last to first, (batch, rows, terms * K')): each group of small products with one ``i + j``
   is one GEMM over a contiguous K window, then hi*hi runs in k-chunks of ``cublas_chunk``; every
@@ -18,7 +22,8 @@ round-to-nearest adds at least every ``d.gpu_k_block(k)`` values of k, and adds 
 
 K' is K zero-padded to whole 128-byte k-blocks; the split (``kernels/split_terms_sm80.cu``) writes
 either layout, bit for bit the parts of ``splitprec.split``, float32 subnormals kept. ``"auto"``
-takes cuBLAS from ``CUBLAS_MIN_WORK`` multiply-adds on, the kernels below.
+runs the sm90 kernel for two-part schemes on Hopper at every size; others take cuBLAS from
+``CUBLAS_MIN_WORK`` multiply-adds on and the kernels below (measured, docs/kernels.md).
 """
 import functools
 import math
@@ -107,7 +112,11 @@ def gemm_expression(d, tile=DEFAULT_TILE):
 
 
 def _sm90_stages(d):
-    return {1: 4, 2: 3, 3: 2}[d.terms]      # (terms * 32 KiB) per stage, at most 192 KiB in all
+    return {1: 6, 2: 3, 3: 2}[d.terms]      # (terms * 32 KiB) per stage, at most 192 KiB in all
+
+
+def _sm90_shared_bytes(d):
+    return _sm90_stages(d) * d.terms * 2 * _SM90_TILE * _BLOCK_BYTES + 1024   # + 1024-byte alignment
 
 
 def gemm90_expression(d):
@@ -244,25 +253,25 @@ def _shared_bytes(d, tile):
     return tile.stages * d.terms * rows * 9 * 16        # (stages, terms, BM + BN, 9 chunks of 16 B)
 
 
-def _gemm_rawkernel(pa, pb, c, d, tile, *, wgmma):
-    """``c`` (batch, m, n) = the scheme's product of split operands, by ``gemm_split_sm90`` (wgmma)
-    or ``gemm_split_sm80`` (mma.sync)."""
+def _batch_args(pa, pb, batch):
+    """Per operand: (parts' byte strides per term and per batch entry, 0 when one entry serves every
+    batch entry) and the exponent strides per batch entry."""
+    strides, exp_strides = [], []
+    for op in (pa, pb):
+        item = op.parts.itemsize
+        shared = op.parts.shape[1] == 1 and batch > 1
+        strides += [op.parts[0].size * item, 0 if shared else op.parts[0, 0].size * item]
+        exp_strides.append(0 if op.exponent is None or op.exponent.shape[0] == 1 else op.exponent.shape[1])
+    return strides, exp_strides
+
+
+def _gemm_sm80(pa, pb, c, d, tile):
+    """``c`` (batch, m, n) = the scheme's product of split operands by ``gemm_split_sm80`` (mma.sync)."""
     from ._launch import launch
     batch, m, n = c.shape
     k_chunks = pa.parts.shape[-1] * _ELEMENT_BYTES[d.base] // 16
-    item = pa.parts.itemsize
-    strides = []
-    for op in (pa, pb):
-        shared = op.parts.shape[1] == 1 and batch > 1          # one operand for every batch entry
-        strides += [op.parts[0].size * item, 0 if shared else op.parts[0, 0].size * item]
-    exp_strides = [0 if op.exponent is None or op.exponent.shape[0] == 1 else op.exponent.shape[1]
-                   for op in (pa, pb)]
-    if wgmma:
-        expression, grid, threads = gemm90_expression(d), (-(-n // 128), -(-m // 128)), 256
-        shared = _sm90_stages(d) * d.terms * 32 * 8 * 144    # (stages, terms, 32 row groups, 8 x 144 B)
-    else:
-        expression, threads, shared = gemm_expression(d, tile), tile.threads, _shared_bytes(d, tile)
-        grid = (-(-n // (32 * tile.warps_n)), -(-m // tile.block_m))
+    strides, exp_strides = _batch_args(pa, pb, batch)
+    grid = (-(-n // (32 * tile.warps_n)), -(-m // tile.block_m))
     for z0 in range(0, batch, _MAX_GRID_Z):
         z1 = min(batch, z0 + _MAX_GRID_Z)
         sl = [slice(z0, z1) if s else slice(None) for s in strides[1::2]]
@@ -272,8 +281,68 @@ def _gemm_rawkernel(pa, pb, c, d, tile, *, wgmma):
                 None if pb.exponent is None else pb.exponent[es[1]],
                 np.int32(m), np.int32(n), np.int32(k_chunks),
                 *(np.int64(s) for s in strides), *(np.int32(s) for s in exp_strides))
-        launch(GEMM90_FILE if wgmma else GEMM_FILE, expression, grid + (z1 - z0,), (threads, 1, 1), args,
-               shared_bytes=shared)
+        launch(GEMM_FILE, gemm_expression(d, tile), grid + (z1 - z0,), (tile.threads, 1, 1), args,
+               shared_bytes=_shared_bytes(d, tile))
+    return c
+
+
+@functools.lru_cache(maxsize=None)
+def _encode_tiled():
+    """The CUDA driver's ``cuTensorMapEncodeTiled``, through ctypes (the driver library is present
+    wherever a kernel runs; cupy does not wrap this call)."""
+    import ctypes
+    function = ctypes.CDLL("libcuda.so.1").cuTensorMapEncodeTiled
+    u32p, u64p = ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint64)
+    function.argtypes = (ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p, u64p, u64p,
+                         u32p, u32p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int)
+    function.restype = ctypes.c_int
+    return function
+
+
+_TMA_UINT16, _TMA_UINT32, _TMA_SWIZZLE_128B, _TMA_L2_256B = 1, 2, 3, 3   # CUtensorMap* enum values
+_SM90_TILE = 128            # gemm_split_sm90's block tile (rows of A and of B per stage)
+
+
+def _tensor_map(parts, out, box_rows):
+    """Encode into host bytes ``out`` (128, 64-byte aligned) the TMA map of ``parts`` (terms, batch,
+    rows, K') viewed as (terms * batch * rows, K'): boxes of ``box_rows`` rows x 128 bytes, 128-byte
+    swizzle."""
+    import ctypes
+    item, width = parts.itemsize, parts.shape[-1]
+    dims = (ctypes.c_uint64 * 2)(width, parts.size // width)
+    row_bytes = (ctypes.c_uint64 * 1)(width * item)
+    box = (ctypes.c_uint32 * 2)(_BLOCK_BYTES // item, box_rows)
+    unit = (ctypes.c_uint32 * 2)(1, 1)
+    code = _encode_tiled()(out.ctypes.data, _TMA_UINT16 if item == 2 else _TMA_UINT32, 2, parts.data.ptr,
+                           dims, row_bytes, box, unit, 0, _TMA_SWIZZLE_128B, _TMA_L2_256B, 0)
+    if code:
+        raise RuntimeError(f"gemm_split_sm90: cuTensorMapEncodeTiled failed with CUresult {code}")
+
+
+def _gemm_sm90(pa, pb, c, d, chunk):
+    """``c`` (batch, m, n) = the scheme's product of split operands by ``gemm_split_sm90`` (TMA and
+    wgmma), hi*hi promoted every ``chunk`` values of k."""
+    import cupy
+    from ._launch import launch
+    batch, m, n = c.shape
+    host = np.zeros(256 + 64, np.uint8)                     # both maps, 64-byte aligned
+    maps = host[-host.ctypes.data % 64:][:256]
+    _tensor_map(pa.parts, maps[:128], _SM90_TILE)
+    _tensor_map(pb.parts, maps[128:], _SM90_TILE)
+    maps = cupy.asarray(maps)
+    per_block = _BLOCK_BYTES // _ELEMENT_BYTES[d.base]
+    k_blocks = pa.parts.shape[-1] // per_block
+    rows = []
+    for op, size in ((pa, m), (pb, n)):
+        rows += [op.parts.shape[1] * size, 0 if op.parts.shape[1] == 1 else size]
+    _, exp_strides = _batch_args(pa, pb, batch)
+    tiles = -(-m // _SM90_TILE) * -(-n // _SM90_TILE)
+    for z0 in range(0, batch, _MAX_GRID_Y):
+        args = (maps, c, pa.exponent, pb.exponent, np.int32(m), np.int32(n), np.int32(k_blocks),
+                np.int32(max(1, chunk // per_block)), *(np.int32(r) for r in rows),
+                *(np.int32(s) for s in exp_strides), np.int32(z0))
+        launch(GEMM90_FILE, gemm90_expression(d), (tiles, min(batch - z0, _MAX_GRID_Y), 1), (384, 1, 1), args,
+               shared_bytes=_sm90_shared_bytes(d))
     return c
 
 
@@ -368,25 +437,30 @@ def _unscale(c, pa, pb):
     return c
 
 
-# Products of at least this many multiply-adds (m*n*k*batch) run on the cuBLAS engine under "auto";
-# below it the kernels' single launch wins (benchmarks/gemm.py on the H200, see docs/kernels.md).
+# Products of at least this many multiply-adds (m*n*k*batch) run on the cuBLAS engine under "auto",
+# except two-part schemes on Hopper; below it the kernels' single launch wins (benchmarks/gemm.py on
+# the H200, see docs/kernels.md).
 CUBLAS_MIN_WORK = 2 ** 31
 
 
 def auto_engine(d, m, n, k, batch):
-    """The engine ``"auto"`` runs: cuBLAS for large products, else wgmma for multi-part schemes on
-    compute capability 9.0 and mma.sync otherwise."""
+    """The engine ``"auto"`` runs. On compute capability 9.0 the sm90 kernel for two-part schemes
+    (tf32x3, fp16x3: faster than composed cuBLAS at every measured size) and for multi-part
+    schemes below ``CUBLAS_MIN_WORK``; cuBLAS for large products otherwise; mma.sync for the rest."""
     import cupy
-    if m * n * k * batch >= CUBLAS_MIN_WORK:
+    large = m * n * k * batch >= CUBLAS_MIN_WORK
+    if large and d.terms != 2:
         return "cublas"
-    return "sm90" if cupy.cuda.Device().compute_capability == "90" and d.terms > 1 else "sm80"
+    if cupy.cuda.Device().compute_capability == "90" and d.terms > 1:
+        return "sm90"
+    return "cublas" if large else "sm80"
 
 
 def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, peaks=False):
     """``a @ b`` (cupy float32, finite, ndim >= 2, batch dimensions broadcast) in scheme ``d``.
 
-    ``tile``: the mma.sync kernel's launch shape; ``chunk``: the cuBLAS engine's hi*hi k-chunk
-    (default ``cublas_chunk(d, k)``). ``peaks=True``: ``a`` and ``b`` may hold NaN/inf, multiplied
+    ``tile``: the mma.sync kernel's launch shape; ``chunk``: the hi*hi k-chunk of the cuBLAS and
+    sm90 engines (default ``cublas_chunk(d, k)``). ``peaks=True``: ``a`` and ``b`` may hold NaN/inf, multiplied
     as zeros, and the call returns ``(c, (peak_a, peak_b))``, the largest ``|a|`` and ``|b|`` bits
     (0x7F800000 and above: NaN/inf present), read once the split is done while the products still
     run: the public call's non-finite check, with no pass and no wait of its own.
@@ -421,8 +495,10 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, peaks=False):
         _gemm_cublas(pa, pb, c, d, chunk or cublas_chunk(d, k))
         if pa.exponent is not None:
             _unscale(c, pa, pb)
+    elif engine == "sm90":
+        _gemm_sm90(pa, pb, c, d, chunk or cublas_chunk(d, k))
     else:
-        _gemm_rawkernel(pa, pb, c, d, tile or TILES.get(d.name, DEFAULT_TILE), wgmma=engine == "sm90")
+        _gemm_sm80(pa, pb, c, d, tile or TILES.get(d.name, DEFAULT_TILE))
     c = c.reshape(batch_shape + (m, n))
     if not peaks:
         return c

@@ -4,18 +4,29 @@
 #pragma once
 #include "common/mma.cuh"
 
-// Descriptor of a K-major operand tile without swizzle: 8-row x 16-byte core matrices, the next
-// core matrix along k LEADING bytes further, the next 8 rows STRIDE bytes further.
-template <int LEADING, int STRIDE>
-__device__ __forceinline__ unsigned long long matrix_descriptor(const void* smem) {
-  const unsigned long long address = shared_address(smem);
-  return ((address & 0x3FFFFull) >> 4) | (static_cast<unsigned long long>(LEADING >> 4) << 16) |
-         (static_cast<unsigned long long>(STRIDE >> 4) << 32);
+// Descriptor of a K-major operand tile written by TMA with 128-byte swizzle: rows of 128 bytes,
+// 8-row groups 1024 bytes apart, the tile 1024-byte aligned. A k-step 32*s bytes into the rows
+// starts 32*s bytes further (the hardware applies the swizzle to the address it forms).
+__device__ __forceinline__ unsigned long long swizzled_descriptor(unsigned address) {
+  return ((address & 0x3FFFFull) >> 4) | (1ull << 16) | (static_cast<unsigned long long>(1024 >> 4) << 32) |
+         (1ull << 62);
 }
 
 __device__ __forceinline__ void warpgroup_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void warpgroup_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void warpgroup_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+
+template <int PENDING>   // committed groups allowed to stay in flight
+__device__ __forceinline__ void warpgroup_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(PENDING) : "memory");
+}
+
+// Moves this warpgroup's per-thread register budget up or down to COUNT (a multiple of 8), so
+// that a producer warpgroup can give its registers to the consumers.
+template <bool INCREASE, int COUNT>
+__device__ __forceinline__ void set_register_limit() {
+  if constexpr (INCREASE) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(COUNT));
+  else asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(COUNT));
+}
 
 // Keeps the compiler from moving accumulator reads or writes across the asynchronous wgmma.
 __device__ __forceinline__ void fence_registers(float (&d)[64]) {
