@@ -134,7 +134,8 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
         tf32 parts and 1024 for bf16 and fp16).
     small_k_block : int or None, keyword-only
         The same for the chain shared by the small products (i + j > 0); None: all of k (the
-        cuBLAS engine runs them as one GEMM; the kernels promote them every k-block too).
+        cuBLAS engine runs them as one GEMM and the Hopper kernel as one accumulator; the mma.sync
+        kernel promotes them every k-block).
 
     Returns
     -------

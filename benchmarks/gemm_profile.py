@@ -1,4 +1,5 @@
-"""Where the GEMM time goes at one size: per engine the product alone; for the cuBLAS engine each
+"""Where the GEMM time goes at one size: per engine the product alone; the sm90 kernel alone on
+split operands; for the cuBLAS engine each
 stage (split of A and of B, each small-product group, the hi*hi chunks, the pow2 unscaling); and the
 public call's overhead (non-finite checks). ``--one SCHEME`` runs a single wgmma product for a
 profiler (``ncu --clock-control none -k regex:gemm_split python3 benchmarks/gemm_profile.py --one bf16x6``).
@@ -39,6 +40,15 @@ def cublas_stages(a, b, d, reps):
     return {name: time_ms(fn, reps) for name, fn in stages.items()}
 
 
+def sm90_kernel_ms(a, b, d, reps):
+    """Milliseconds of ``gemm_split_sm90`` alone on (1, n, n) operands split beforehand."""
+    pad = _gpu.padded_k(a.shape[-1], d)
+    pa = _gpu.split_operand(a, d, transpose=False, pad=pad)
+    pb = _gpu.split_operand(b, d, transpose=True, pad=pad)
+    c = cupy.empty((1, a.shape[1], b.shape[2]), np.float32)
+    return time_ms(lambda: _gpu._gemm_sm90(pa, pb, c, d, _gpu.cublas_chunk(d, a.shape[-1])), reps)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=8192)
@@ -58,10 +68,12 @@ def main():
     for name in sp.dtypes("float32"):
         d = sp.dtype(name)
         times = {e: time_ms(lambda e=e: _gpu.matmul(a, b, d, engine=e), args.reps) for e in ("sm90", "cublas")}
+        kernel = sm90_kernel_ms(a[None], b[None], d, args.reps)
         public = time_ms(lambda: sp.matmul(a, b, dtype=d), args.reps)
         stages = cublas_stages(a[None], b[None], d, args.reps)
         print(f"{name:7s} " + "  ".join(f"{e} {flops / t / 1e9:6.1f}" for e, t in times.items())
               + f"  public - engine(auto) {public - times[_gpu.auto_engine(d, args.n, args.n, args.n, 1)]:5.2f} ms"
+              + f"\n        sm90 kernel alone {kernel:.3f} ms: {flops * len(d.products) / kernel / 1e9:.1f} narrow TFLOP/s"
               + "\n        " + ", ".join(f"{s} {t:.3f}" for s, t in stages.items()), flush=True)
 
 
