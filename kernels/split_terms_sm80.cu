@@ -69,8 +69,14 @@ split_terms_sm80(const float* x,        // (batch, rows, cols) float32; finite u
     }
     __syncthreads();   // the tile is refilled by the next row block
   }
-  if (peak) {
+  if (peak) {   // one atomic per block: same-address atomics serialise (one per warp cost ~1 ms at n = 8192)
+    __shared__ unsigned warp_largest[8];
     largest = __reduce_max_sync(0xFFFFFFFFu, largest);
-    if (threadIdx.x == 0 && largest) atomicMax(peak, largest);
+    if (threadIdx.x == 0) warp_largest[threadIdx.y] = largest;
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0) {
+      for (int w = 1; w < blockDim.y; ++w) largest = max(largest, warp_largest[w]);
+      if (largest) atomicMax(peak, largest);
+    }
   }
 }

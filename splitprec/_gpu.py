@@ -41,6 +41,7 @@ _FORMAT_CODE = {"tf32": 0, "bf16": 1, "fp16": 2}
 _ELEMENT_BYTES = {"tf32": 4, "bf16": 2, "fp16": 2}
 _BLOCK_BYTES = 128         # k-block of the kernel: 8 chunks of 16 bytes
 _MAX_GRID_Y = _MAX_GRID_Z = 65535   # largest grid y and z extents of a launch
+_SPLIT_GRID_Y = 128        # split blocks along y; each loops over its share of row tiles
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,7 @@ def _split_into(x, d, out, exponent, *, transpose, pad, row_stride, term_stride,
     batch, rows, cols = x.shape
     out_rows = cols if transpose else rows
     grid = (-(-(cols if transpose else pad) // 32),
-            min(-(-(pad if transpose else rows) // 32), _MAX_GRID_Y), 1)   # the kernel loops over y
+            min(-(-(pad if transpose else rows) // 32), _SPLIT_GRID_Y), 1)   # the kernel loops over y
     for z0 in range(0, batch, _MAX_GRID_Z):
         z1 = min(batch, z0 + _MAX_GRID_Z)
         launch(SPLIT_FILE, split_expression(d, transpose=transpose), grid[:2] + (z1 - z0,), (32, 8, 1),
