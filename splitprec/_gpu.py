@@ -73,10 +73,10 @@ TILES = {"bf16": Tile(2, 4, 2, 3), "bf16x3": Tile(4, 2, 4, 3), "bf16x6": Tile(4,
 # Measured on the H200 by benchmarks/gemm.py (public sp.matmul, N(0,1) inputs, see docs/kernels.md):
 # TFLOP/s (2*m*n*k / t) at n = 2048, 4096, 8192 and 16384, and the normwise error vs float64 at
 # n = 8192. precision="fp32" on the GPU takes the fp32-class scheme of the best geometric mean.
-MEASURED = {"tf32x3": ((40.19, 90.84, 102.07, 103.12), 1.24e-06),
-            "bf16x6": ((45.42, 85.69, 89.16, 107.14), 9.98e-07),
-            "bf16x9": ((38.04, 64.75, 67.41, 72.87), 9.98e-07)}
-MEASURED_SOURCE = "benchmarks/results/gemm-2026-11-30-3251dc5.json"   # cuBLAS SGEMM at 8192: 48.7, 1.62e-06
+MEASURED = {"tf32x3": ((22.26, 74.92, 105.39, 104.34), 1.24e-06),
+            "bf16x6": ((23.52, 78.50, 91.87, 107.13), 9.98e-07),
+            "bf16x9": ((20.04, 58.77, 70.05, 73.74), 9.98e-07)}
+MEASURED_SOURCE = "benchmarks/results/gemm-2026-11-30-f4e04db.json"   # cuBLAS SGEMM at 8192: 48.8, 1.62e-06
 
 
 def fastest(precision):
