@@ -304,15 +304,14 @@ _TMA_UINT16, _TMA_UINT32, _TMA_SWIZZLE_128B, _TMA_L2_256B = 1, 2, 3, 3   # CUten
 _SM90_TILE = 128            # gemm_split_sm90's block tile (rows of A and of B per stage)
 
 
-def _tensor_map(parts, out, box_rows):
+def _tensor_map(parts, out):
     """Encode into host bytes ``out`` (128, 64-byte aligned) the TMA map of ``parts`` (terms, batch,
-    rows, K') viewed as (terms * batch * rows, K'): boxes of ``box_rows`` rows x 128 bytes, 128-byte
-    swizzle."""
+    rows, K') viewed as (terms * batch * rows, K'): boxes of 128 rows x 128 bytes, 128-byte swizzle."""
     import ctypes
     item, width = parts.itemsize, parts.shape[-1]
     dims = (ctypes.c_uint64 * 2)(width, parts.size // width)
     row_bytes = (ctypes.c_uint64 * 1)(width * item)
-    box = (ctypes.c_uint32 * 2)(_BLOCK_BYTES // item, box_rows)
+    box = (ctypes.c_uint32 * 2)(_BLOCK_BYTES // item, _SM90_TILE)
     unit = (ctypes.c_uint32 * 2)(1, 1)
     code = _encode_tiled()(out.ctypes.data, _TMA_UINT16 if item == 2 else _TMA_UINT32, 2, parts.data.ptr,
                            dims, row_bytes, box, unit, 0, _TMA_SWIZZLE_128B, _TMA_L2_256B, 0)
@@ -328,8 +327,8 @@ def _gemm_sm90(pa, pb, c, d, chunk):
     batch, m, n = c.shape
     host = np.zeros(256 + 64, np.uint8)                     # both maps, 64-byte aligned
     maps = host[-host.ctypes.data % 64:][:256]
-    _tensor_map(pa.parts, maps[:128], _SM90_TILE)
-    _tensor_map(pb.parts, maps[128:], _SM90_TILE)
+    _tensor_map(pa.parts, maps[:128])
+    _tensor_map(pb.parts, maps[128:])
     maps = cupy.asarray(maps)
     per_block = _BLOCK_BYTES // _ELEMENT_BYTES[d.base]
     k_blocks = pa.parts.shape[-1] // per_block
