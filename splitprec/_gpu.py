@@ -42,6 +42,7 @@ _ELEMENT_BYTES = {"tf32": 4, "bf16": 2, "fp16": 2}
 _BLOCK_BYTES = 128         # k-block of the kernel: 8 chunks of 16 bytes
 _MAX_GRID_Y = _MAX_GRID_Z = 65535   # largest grid y and z extents of a launch
 _SPLIT_GRID_Y = 128        # split blocks along y; each loops over its share of row tiles
+_SM90_TILE = 128           # gemm_split_sm90's block tile (rows of A and of B per stage)
 
 
 @dataclass(frozen=True)
@@ -301,7 +302,6 @@ def _encode_tiled():
 
 
 _TMA_UINT16, _TMA_UINT32, _TMA_SWIZZLE_128B, _TMA_L2_256B = 1, 2, 3, 3   # CUtensorMap* enum values
-_SM90_TILE = 128            # gemm_split_sm90's block tile (rows of A and of B per stage)
 
 
 def _tensor_map(parts, out):
