@@ -2,35 +2,26 @@
 // Batched forward complex FFT of length N = 2**LOG2N (16 <= N <= 4096) in one trip through global
 // memory: the CTA keeps FFT_ELEMENTS complex values in shared memory and runs every Stockham pass of
 // splitprec/_fft_engine.py there (radix 16, then 8/4/2): the pass's sub-vectors times the real
-// 2r x 2r DFT block as a split-precision product on tensor cores (mma.sync), then the twiddles.
+// 2r x 2r DFT block as a split-precision product on tensor cores (wgmma, the sub-vectors' parts from
+// registers, the block's parts from shared memory), then the twiddles.
 // Lines are read and written with strides, and an optional table multiplies the outputs on store:
 // one launch is one step of the engine's two-step (four-step) transforms of length up to 2**24.
 // Target: the engine's arithmetic and accuracy.fft_bound(x, dtype, engine="gpu") (docs/kernels.md).
 #include "common/split.cuh"
+#include "common/wgmma.cuh"
 
-constexpr int FFT_ELEMENTS = 4096;   // complex values per CTA: FFT_ELEMENTS / N whole lines
-constexpr int FFT_WARPS = 8;
-constexpr int BLOCK_DIM = 32;        // DFT blocks are stored zero-padded to (BLOCK_DIM, BLOCK_DIM)
+constexpr int FFT_ELEMENTS = 4096;   // complex values per line block: FFT_ELEMENTS / N whole lines
+constexpr int FFT_WARPGROUPS = 2;
+constexpr int TILE_ROWS = 64;        // sub-vectors of one wgmma (m64)
+constexpr int PART_BYTES = 4096;     // one DFT-block part: 32 rows (outputs) x 128 bytes of k, swizzled
 
 template <int FMT> struct Fragment {
   static constexpr int ELEMS = FMT == FMT_TF32 ? 1 : 2;   // k values per 32-bit operand register
-  static constexpr int KSTEP = 8 * ELEMS;                  // k of one mma (m16n8k8 / m16n8k16)
-  // B registers of one DFT-block part, pre-packed per lane (splitprec._fft_engine.b_fragments):
-  // (BLOCK_DIM / 8 n-tiles, BLOCK_DIM / KSTEP k-steps, 32 lanes) of uint2.
-  static constexpr int KSTEPS_MAX = BLOCK_DIM / KSTEP;
-  static constexpr int PART_REGS = (BLOCK_DIM / 8) * KSTEPS_MAX * 32;
+  static constexpr int KSTEP = 8 * ELEMS;                  // k of one wgmma (k8 tf32 / k16 bf16)
 };
 
-// Two adjacent k values of one operand register (tf32 uses `lo` alone).
-template <int FMT>
-__device__ __forceinline__ unsigned pack(float lo, float hi) {
-  if constexpr (FMT == FMT_TF32) return __float_as_uint(lo);
-  else return static_cast<unsigned>(store_part<FMT>(lo)) |
-              (static_cast<unsigned>(store_part<FMT>(hi)) << 16);
-}
-
 // Shared-memory slot of complex value i: bits 2-3 XORed with bits 4-5 and 8-9, so that the eight
-// rows of an mma fragment, which sit 16 or 256 values apart in some passes, hit different banks.
+// rows of a fragment, which sit 16 or 256 values apart in some passes, hit different banks.
 __device__ __forceinline__ int swizzle(int i) { return i ^ ((((i >> 4) ^ (i >> 8)) & 3) << 2); }
 
 // The complex64 product a * b (float32 operations, as the engine's complex64 product).
@@ -69,137 +60,186 @@ struct LineLayout {
   __device__ __forceinline__ long long batch(long long g) const { return (g >> log2_lines) * batch_stride; }
 };
 
-// Parts of x as splitprec.split makes them (shift 0, no scaling): part i rounds the residual left
-// by parts 0..i-1, and each residual is exact in float32.
+// The parts of x0 (and x1, bf16) as splitprec.split makes them (shift 0, no scaling), packed as
+// operand registers: part i rounds the residual left by parts 0..i-1 to nearest even, and each
+// residual is exact in float32. bf16 packs x0 low, x1 high (cvt.rn.bf16x2 rounds both at once).
 template <int FMT, int TERMS>
-__device__ __forceinline__ void split_value(float x, float (&part)[TERMS]) {
+__device__ __forceinline__ void split_registers(float x0, float x1, unsigned (&reg)[TERMS]) {
 #pragma unroll
   for (int i = 0; i < TERMS; ++i) {
-    part[i] = round_part<FMT>(x, false);
-    x -= part[i];
+    if constexpr (FMT == FMT_TF32) {
+      const float part = round_part<FMT>(x0, false);
+      reg[i] = __float_as_uint(part);
+      x0 -= part;
+    } else {
+      asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(reg[i]) : "f"(x1), "f"(x0));
+      x0 -= __uint_as_float(reg[i] << 16);
+      x1 -= __uint_as_float(reg[i] & 0xFFFF0000u);
+    }
   }
 }
 
-// One radix-R pass from `src` to `dst` (both (FFT_ELEMENTS,) complex in shared memory, swizzled).
-// The line state is (n_p, q) with q = 2**log2q = N / n_p and m = n_p / R: sub-vector s = j2*q + c
-// holds elements j1 at j1*(N/R) + s; output k1 goes to j2*(R*q) + k1*q + c, times
-// twiddle[j2*R + k1] when m > 1.
-template <int FMT, int TERMS, unsigned PAIRS, int N, int R>
-__device__ void stockham_pass(const float2* src, float2* dst, int m, int log2q, const float2* twiddle,
-                              const uint2* fragments, int warp, int lane) {
+// One k-step of every product of the pass into `small` (i + j > 0, smallest first, one tensor-core
+// chain) and `big` (hi * hi), both started at zero: wgmma of the sub-vectors' parts (registers) by
+// the DFT block's parts at shared address `block` (part j at block + j * PART_BYTES).
+template <int FMT, int TERMS, unsigned PAIRS, int COLS, int KSTEPS>
+__device__ __forceinline__ void kstep_products(float (&small)[COLS / 2], float (&big)[COLS / 2],
+                                               const unsigned (&a)[TERMS][KSTEPS][4], unsigned block, int ks) {
+  int accumulate = 0;
+#pragma unroll
+  for (int i = TERMS - 1; i >= 0; --i)
+#pragma unroll
+    for (int j = TERMS - 1; j >= 0; --j)
+      if (i + j > 0 && ((PAIRS >> (3 * i + j)) & 1u)) {
+        wgmma_rs<FMT, COLS>(small, a[i][ks], swizzled_descriptor(block + j * PART_BYTES + ks * 32), accumulate);
+        accumulate = 1;
+      }
+  wgmma_rs<FMT, COLS>(big, a[0][ks], swizzled_descriptor(block + ks * 32), 0);
+}
+
+// One radix-R pass from `src` to `dst` (both (FFT_ELEMENTS,) complex in shared memory, swizzled),
+// each warpgroup taking 64 sub-vectors at a time. The line state is (n_p, q) with q = 2**LOG2Q =
+// N / n_p and m = n_p / R: sub-vector s = j2*q + c holds elements j1 at j1*(N/R) + s; output k1 goes
+// to j2*(R*q) + k1*q + c, times twiddle[j2*R + k1] when m > 1. Each k-step's products start at zero
+// and are promoted into float32 with round-to-nearest adds (k-step 0 lands in the sums directly).
+template <int FMT, int TERMS, unsigned PAIRS, int N, int R, int LOG2Q>
+__device__ __forceinline__ void stockham_pass(const float2* src, float2* dst, const float2* twiddle,
+                                              unsigned block) {
   using F = Fragment<FMT>;
   constexpr int KSTEPS = (2 * R + F::KSTEP - 1) / F::KSTEP;
-  constexpr int NTILES = (2 * R + 7) / 8;
+  constexpr int COLS = 2 * R < 8 ? 8 : 2 * R;              // wgmma n: (Re, Im) of each output
   constexpr int SUB = N / R;                                // sub-vectors per line
-  const int g = lane >> 2, t = lane & 3;                    // mma groupID, thread in group
-  for (int tile = warp; tile < FFT_ELEMENTS / R / 16; tile += FFT_WARPS) {
+  constexpr bool TWIDDLES = (N >> LOG2Q) > R;               // m > 1
+  const int group = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+  const int g = lane >> 2, t = lane & 3;                    // fragment row group, thread in group
+#pragma unroll 1
+  for (int tile = group; tile < FFT_ELEMENTS / R / TILE_ROWS; tile += FFT_WARPGROUPS) {
+    const int row0 = tile * TILE_ROWS + warp * 16 + g;
     unsigned a[TERMS][KSTEPS][4];                           // A fragments of every part
 #pragma unroll
     for (int ks = 0; ks < KSTEPS; ++ks)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        const int row = tile * 16 + g + 8 * (i & 1);
-        const int base = (row / SUB) * N + row % SUB;
-        float part[2][TERMS];
+        const int row = row0 + 8 * (i & 1), base = (row / SUB) * N + row % SUB;
+        const int col = ks * F::KSTEP + F::ELEMS * t + 4 * F::ELEMS * (i >> 1);   // first real of the register
+        const float2 v = col < 2 * R ? src[swizzle(base + (col >> 1) * SUB)] : make_float2(0.f, 0.f);
+        unsigned parts[TERMS];
+        if constexpr (FMT == FMT_TF32) split_registers<FMT, TERMS>((col & 1) ? v.y : v.x, 0.f, parts);
+        else split_registers<FMT, TERMS>(v.x, v.y, parts);
 #pragma unroll
-        for (int h = 0; h < F::ELEMS; ++h) {
-          const int col = ks * F::KSTEP + F::ELEMS * t + 4 * F::ELEMS * (i >> 1) + h;
-          const float2 v = col < 2 * R ? src[swizzle(base + (col >> 1) * SUB)] : make_float2(0.f, 0.f);
-          split_value<FMT, TERMS>((col & 1) ? v.y : v.x, part[h]);
-        }
-#pragma unroll
-        for (int p = 0; p < TERMS; ++p) a[p][ks][i] = pack<FMT>(part[0][p], part[F::ELEMS - 1][p]);
+        for (int p = 0; p < TERMS; ++p) a[p][ks][i] = parts[p];
       }
+    float2 w[COLS / 8][2];                                  // twiddles, loaded while the products run
 #pragma unroll
-    for (int nt = 0; nt < NTILES; ++nt) {
-      // Small products (i + j > 0) share one accumulator, hi*hi has its own; each k-step starts
-      // both at zero and its tensor-core sums are promoted with round-to-nearest float32 adds.
-      float small[4] = {0.f, 0.f, 0.f, 0.f}, big[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int nt = 0; nt < COLS / 8; ++nt)
 #pragma unroll
-      for (int ks = 0; ks < KSTEPS; ++ks) {
-        unsigned b[TERMS][2];
+      for (int half = 0; half < 2; ++half)
+        if (TWIDDLES && nt * 4 + t < R)
+          w[nt][half] = twiddle[(((row0 + 8 * half) % SUB) >> LOG2Q) * R + nt * 4 + t];
+    float small[COLS / 2], big[COLS / 2], s[COLS / 2], hh[COLS / 2];
 #pragma unroll
-        for (int p = 0; p < TERMS; ++p) {                  // one coalesced 8-byte load per part
-          const uint2 f = fragments[p * F::PART_REGS + (nt * F::KSTEPS_MAX + ks) * 32 + lane];
-          b[p][0] = f.x;
-          b[p][1] = f.y;
-        }
-        float s[4] = {0.f, 0.f, 0.f, 0.f}, hh[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int ks = 0; ks < KSTEPS; ++ks) {
+      warpgroup_fence();
+      if (ks == 0) kstep_products<FMT, TERMS, PAIRS, COLS, KSTEPS>(small, big, a, block, 0);
+      else kstep_products<FMT, TERMS, PAIRS, COLS, KSTEPS>(s, hh, a, block, ks);
+      warpgroup_commit();
+      if (ks == 0) continue;
+      warpgroup_wait<0>();
+      fence_registers(small); fence_registers(big); fence_registers(s); fence_registers(hh);
 #pragma unroll
-        for (int i = TERMS - 1; i >= 0; --i)               // smallest products first
+      for (int e = 0; e < COLS / 2; ++e) { small[e] += s[e]; big[e] += hh[e]; }
+    }
+    if constexpr (KSTEPS == 1) {
+      warpgroup_wait<0>();
+      fence_registers(small); fence_registers(big);
+    }
 #pragma unroll
-          for (int j = TERMS - 1; j >= 0; --j)
-            if (i + j > 0 && ((PAIRS >> (3 * i + j)) & 1u)) mma_step<FMT>(s, a[i][ks], b[j]);
-        mma_step<FMT>(hh, a[0][ks], b[0]);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) { small[e] += s[e]; big[e] += hh[e]; }
-      }
+    for (int nt = 0; nt < COLS / 8; ++nt) {
       const int k1 = nt * 4 + t;                            // output (Re, Im) = columns 2k1, 2k1+1
       if (k1 >= R) continue;
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        const int row = tile * 16 + g + 8 * half, s = row % SUB;
-        const int j2 = s >> log2q, c = s & ((1 << log2q) - 1);
-        float2 z = make_float2(small[2 * half] + big[2 * half], small[2 * half + 1] + big[2 * half + 1]);
-        if (m > 1) z = complex_mul(z, twiddle[j2 * R + k1]);
-        dst[swizzle((row / SUB) * N + ((j2 * R + k1) << log2q) + c)] = z;
+        const int row = row0 + 8 * half, sv = row % SUB;
+        const int j2 = sv >> LOG2Q, c = sv & ((1 << LOG2Q) - 1);
+        const int e = nt * 4 + 2 * half;
+        float2 z = make_float2(small[e] + big[e], small[e + 1] + big[e + 1]);
+        if constexpr (TWIDDLES) z = complex_mul(z, w[nt][half]);
+        dst[swizzle((row / SUB) * N + ((j2 * R + k1) << LOG2Q) + c)] = z;
       }
     }
   }
 }
 
+// Every pass from line state q = 2**LOG2Q on (radix 16 while 16 divides n_p, then the last radix),
+// ping-ponging between `src` and `dst`; returns the buffer that holds the result. `twiddle` is the
+// table of this pass, followed by those of the later ones.
+template <int FMT, int TERMS, unsigned PAIRS, int N, int LOG2Q>
+__device__ __forceinline__ float2* stockham_passes(float2* src, float2* dst, const float2* twiddle,
+                                                   unsigned first_block, unsigned last_block) {
+  constexpr int NP = N >> LOG2Q;
+  if constexpr (NP >= 16) {
+    stockham_pass<FMT, TERMS, PAIRS, N, 16, LOG2Q>(src, dst, twiddle, first_block);
+    __syncthreads();
+    return stockham_passes<FMT, TERMS, PAIRS, N, LOG2Q + 4>(dst, src, twiddle + (NP > 16 ? NP : 0),
+                                                            first_block, last_block);
+  } else if constexpr (NP > 1) {
+    stockham_pass<FMT, TERMS, PAIRS, N, NP, LOG2Q>(src, dst, twiddle, last_block);
+    __syncthreads();
+    return dst;
+  } else {
+    return src;
+  }
+}
+
 // x, y: the lines (LineLayout in and out); twiddle: the passes' (m, R) tables with m > 1, in pass
-// order; fragments: (2, TERMS, PART_REGS) pre-packed B registers (uint2) of the radix-16 and
-// last-radix DFT-block parts; table (used when use_table != 0): complex64 factors of the outputs, indexed by the output
-// offset inside the batch. x and y do not overlap.
+// order; blocks: (2, TERMS) DFT-block parts of the radix-16 and last passes, each PART_BYTES in
+// wgmma's K-major 128-byte-swizzled layout (splitprec._fft_engine.b_tiles); table (used when
+// use_table != 0): complex64 factors of the outputs, indexed by the output offset inside the batch.
+// x and y do not overlap. Each CTA loops over line blocks blockIdx.x, blockIdx.x + gridDim.x, ...
 template <int FMT,         // part format: FMT_TF32 or FMT_BF16
           int TERMS,       // parts per value
           unsigned PAIRS,  // bit 3*i + j set: product of part i (data) and part j (DFT block) taken
           int LOG2N>       // transform length N = 2**LOG2N, 4 <= LOG2N <= 12
-__global__ void __launch_bounds__(FFT_WARPS * 32, 3)
+__global__ void __launch_bounds__(FFT_WARPGROUPS * 128, 2)
 fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
-                  const float2* __restrict__ twiddle, const uint2* __restrict__ fragments,
+                  const float2* __restrict__ twiddle, const uint4* __restrict__ blocks,
                   const float2* __restrict__ table, int use_table, long long lines, int log2_lines,
                   long long batch_stride, int in_line_stride, int in_elem_stride,
                   int out_line_stride, int out_elem_stride) {
-  extern __shared__ float2 smem[];                          // (2, FFT_ELEMENTS): ping-pong
-  constexpr int N = 1 << LOG2N, R0 = 1 << (LOG2N % 4);
+  extern __shared__ unsigned char shared_raw[];             // 1024-byte aligned below
+  constexpr int N = 1 << LOG2N, BLOCK_BYTES = 2 * TERMS * PART_BYTES;
+  const unsigned raw = shared_address(shared_raw);
+  unsigned char* base = shared_raw + (((raw + 1023) & ~1023u) - raw);
+  const unsigned first_block = shared_address(base), last_block = first_block + TERMS * PART_BYTES;
+  float2* const smem = reinterpret_cast<float2*>(base + BLOCK_BYTES);   // (2, FFT_ELEMENTS): ping-pong
+  for (int i = threadIdx.x; i < BLOCK_BYTES / 16; i += blockDim.x)
+    reinterpret_cast<uint4*>(base)[i] = blocks[i];
+  shared_writes_to_async_proxy();
+
   const LineLayout in{log2_lines, batch_stride, in_line_stride, in_elem_stride};
   const LineLayout out{log2_lines, batch_stride, out_line_stride, out_elem_stride};
-  const long long first = static_cast<long long>(blockIdx.x) * (FFT_ELEMENTS / N);   // first line
-  for (int i = threadIdx.x; i < FFT_ELEMENTS; i += blockDim.x) {
-    int line, j;
-    io_slot<LOG2N>(i, in.lines_fast(), line, j);
-    const long long g = first + line;
-    smem[swizzle(line * N + j)] = g < lines ? x[in.batch(g) + in.within(g, j)] : make_float2(0.f, 0.f);
-  }
-  __syncthreads();
-  float2 *src = smem, *dst = smem + FFT_ELEMENTS;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  int n_p = N, log2q = 0;
+  const long long line_blocks = (lines + FFT_ELEMENTS / N - 1) / (FFT_ELEMENTS / N);
 #pragma unroll 1
-  for (int pass = 0; pass < LOG2N / 4; ++pass) {
-    const int m = n_p / 16;
-    stockham_pass<FMT, TERMS, PAIRS, N, 16>(src, dst, m, log2q, twiddle, fragments, warp, lane);
-    if (m > 1) twiddle += n_p;
-    n_p = m;
-    log2q += 4;
-    float2* swap = src; src = dst; dst = swap;
-    __syncthreads();
-  }
-  if constexpr (R0 > 1) {
-    stockham_pass<FMT, TERMS, PAIRS, N, R0>(src, dst, 1, log2q, twiddle,
-                                            fragments + TERMS * Fragment<FMT>::PART_REGS, warp, lane);
-    src = dst;
-    __syncthreads();
-  }
-  for (int i = threadIdx.x; i < FFT_ELEMENTS; i += blockDim.x) {
-    int line, k;
-    io_slot<LOG2N>(i, out.lines_fast(), line, k);
-    const long long g = first + line;
-    if (g >= lines) continue;
-    const int within = out.within(g, k);
-    const float2 z = src[swizzle(line * N + k)];
-    y[out.batch(g) + within] = use_table ? complex_mul(z, table[within]) : z;
+  for (long long block = blockIdx.x; block < line_blocks; block += gridDim.x) {
+    const long long first = block * (FFT_ELEMENTS / N);    // first line
+    for (int i = threadIdx.x; i < FFT_ELEMENTS; i += blockDim.x) {
+      int line, j;
+      io_slot<LOG2N>(i, in.lines_fast(), line, j);
+      const long long g = first + line;
+      smem[swizzle(line * N + j)] = g < lines ? x[in.batch(g) + in.within(g, j)] : make_float2(0.f, 0.f);
+    }
+    __syncthreads();   // also orders the DFT blocks' copy before the first wgmma
+    const float2* src = stockham_passes<FMT, TERMS, PAIRS, N, 0>(smem, smem + FFT_ELEMENTS, twiddle,
+                                                                 first_block, last_block);
+    for (int i = threadIdx.x; i < FFT_ELEMENTS; i += blockDim.x) {
+      int line, k;
+      io_slot<LOG2N>(i, out.lines_fast(), line, k);
+      const long long g = first + line;
+      if (g >= lines) continue;
+      const int within = out.within(g, k);
+      const float2 z = src[swizzle(line * N + k)];
+      y[out.batch(g) + within] = use_table ? complex_mul(z, table[within]) : z;
+    }
+    __syncthreads();   // the buffers are refilled by the next line block
   }
 }

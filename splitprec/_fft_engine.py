@@ -55,7 +55,7 @@ KERNEL_FILE = "fft_stockham_sm90.cu"
 KERNEL_ELEMENTS = 4096           # complex values per CTA of the kernel (FFT_ELEMENTS)
 KERNEL_THREADS = 256
 _FORMAT_CODE = {"tf32": 0, "bf16": 1}
-_KSTEP = {"tf32": 8, "bf16": 16}  # k of one mma.sync: m16n8k8 (tf32), m16n8k16 (bf16)
+_CTAS_PER_SM = 2                 # the kernel's __launch_bounds__; each CTA loops over line blocks
 GPU_ROWS = 1 << 20               # rows per GEMM-engine call: bounds the engine's temporary parts
 FOUR_STEP_MAX = 1 << 24          # longest power of two run in two steps of at most 4096
 
@@ -132,9 +132,15 @@ class Plan:
 
 
 def kernel_supported(n, d):
-    """True when the fused kernel runs a length-``n`` transform in scheme ``d``."""
+    """True when the fused kernel runs a length-``n`` transform in scheme ``d`` (on Hopper)."""
     return (n & (n - 1) == 0 and 16 <= n <= KERNEL_ELEMENTS and d.base in _FORMAT_CODE
             and d.scaling == "none" and d.shift == 0)
+
+
+def _hopper():
+    """True on a compute capability 9.0 device, where the fused kernel's wgmma exists."""
+    import cupy
+    return cupy.cuda.Device().compute_capability == "90"
 
 
 def kernel_expression(n, d):
@@ -143,35 +149,36 @@ def kernel_expression(n, d):
     return f"fft_stockham_sm90<{_FORMAT_CODE[d.base]}, {d.terms}, {pairs}u, {n.bit_length() - 1}>"
 
 
-def b_fragments(part, base):
-    """The mma.sync B registers of a zero-padded ``(32, 32)`` float32 part, lane by lane.
+def b_tiles(part, base):
+    """The wgmma B operand of a zero-padded ``(32, 32)`` float32 part, as uint32 ``(32, 32)``.
 
-    Returns uint32 ``(4 n-tiles, k-steps, 32 lanes, 2 registers)``: lane ``4 g + t`` holds column
-    ``8 nt + g``; tf32 (m16n8k8): register ``i`` is row ``8 ks + t + 4 i``; bf16 (m16n8k16): the
-    rows ``16 ks + 2 t + 8 i`` (low half) and the next one (high half), each the top 16 bits.
+    Row ``n`` holds column ``n`` of the part (K-major: ``k`` along the row, 128 bytes: 32 tf32
+    values, or 32 bf16 values (the top 16 bits) and 32 zeros); the 16-byte chunk ``c`` of row ``n``
+    is stored at chunk ``c ^ (n % 8)`` (128-byte swizzle).
     """
-    bits = np.ascontiguousarray(part, np.float32).view(np.uint32)
-    kstep = _KSTEP[base]
-    nt, ks, lane, i = np.ix_(np.arange(4), np.arange(32 // kstep), np.arange(32), np.arange(2))
-    g, t = lane // 4, lane % 4
-    if base == "tf32":
-        return bits[8 * ks + t + 4 * i, 8 * nt + g]
-    row = 16 * ks + 2 * t + 8 * i
-    return (bits[row, 8 * nt + g] >> 16) | ((bits[row + 1, 8 * nt + g] >> 16) << 16)
+    bits = np.ascontiguousarray(np.asarray(part, np.float32).T).view(np.uint32)
+    if base == "bf16":
+        halves = np.zeros((32, 64), np.uint16)
+        halves[:, :32] = bits >> 16
+        bits = halves.view(np.uint32)
+    rows = np.arange(32)[:, None]
+    tiles = np.empty((32, 8, 4), np.uint32)
+    tiles[rows, np.arange(8) ^ (rows % 8)] = bits.reshape(32, 8, 4)
+    return tiles.reshape(32, 32)
 
 
 def _kernel_operands(passes, d):
-    """The kernel's B fragments of the first and last passes' DFT-block parts
-    (2, terms, 4, k-steps, 32, 2) and its concatenated twiddle tables."""
-    fragments = np.zeros((2, d.terms, 4, 32 // _KSTEP[d.base], 32, 2), np.uint32)
+    """The kernel's DFT-block parts of the first and last passes (2, terms, 32, 32) uint32 in
+    :func:`b_tiles` layout, and its concatenated twiddle tables."""
+    tiles = np.zeros((2, d.terms, 32, 32), np.uint32)
     for slot, step in ((0, passes[0]), (1, passes[-1])):
         for t, term in enumerate(split(dft_block(step.r), d, axis=-2).terms):
             part = np.zeros((32, 32), np.float32)
             part[:2 * step.r, :2 * step.r] = term
-            fragments[slot, t] = b_fragments(part, d.base)
+            tiles[slot, t] = b_tiles(part, d.base)
     tables = [np.asarray(step.twiddle).reshape(-1) for step in passes if step.twiddle is not None]
     twiddles = np.concatenate(tables) if tables else np.zeros(1, np.complex64)
-    return _to_device(fragments, "gpu"), _to_device(twiddles, "gpu")
+    return _to_device(tiles, "gpu"), _to_device(twiddles, "gpu")
 
 
 @functools.lru_cache(maxsize=8)
@@ -217,7 +224,7 @@ def plan(n, d, device):
     radices = factorize(n)
     if radices is not None:
         passes = _stockham_passes(radices, d, device)
-        fused = device == "gpu" and kernel_supported(n, d)
+        fused = device == "gpu" and kernel_supported(n, d) and _hopper()
         return Plan(n, passes, kernel=_kernel_operands(_stockham_passes(radices, d, "cpu"), d) if fused
                     else None)
     m = 1 << (2 * n - 2).bit_length()
@@ -239,12 +246,14 @@ def _launch_lines(x, y, p, d, lines, layout, table=None):
     ``b * batch_stride + c * line_stride + j * element_stride``; ``table`` (complex64, indexed by
     the output offset within the batch) multiplies the outputs on store.
     """
-    fragments, twiddles = p.kernel
-    grid = (-(-lines // (KERNEL_ELEMENTS // p.n)), 1, 1)
-    args = (x, y, twiddles, fragments, twiddles if table is None else table, np.int32(table is not None),
+    import cupy
+    tiles, twiddles = p.kernel
+    line_blocks = -(-lines // (KERNEL_ELEMENTS // p.n))
+    grid = (min(line_blocks, _CTAS_PER_SM * cupy.cuda.Device().attributes["MultiProcessorCount"]), 1, 1)
+    args = (x, y, twiddles, tiles, twiddles if table is None else table, np.int32(table is not None),
             np.int64(lines), np.int32(layout[0]), np.int64(layout[1]), *map(np.int32, layout[2:]))
     _launch.launch(KERNEL_FILE, kernel_expression(p.n, d), grid, (KERNEL_THREADS, 1, 1), args,
-                   shared_bytes=2 * KERNEL_ELEMENTS * 8)
+                   shared_bytes=1024 + tiles.nbytes + 2 * KERNEL_ELEMENTS * 8)
     return y
 
 

@@ -454,18 +454,21 @@ def test_every_fft_kernel_instantiation_compiles_with_nvrtc():
 
 
 @pytest.mark.parametrize("base", ["tf32", "bf16"])
-def test_b_fragments_are_a_permutation_of_the_part_in_mma_order(base):
-    """Every entry of the (32, 32) part once; lane 4g + t of n-tile nt, k-step ks holds column
-    8 nt + g and rows 8 ks + t + 4 i (tf32) or 16 ks + 2 t + 8 i and the next (bf16, halves)."""
+def test_b_tiles_hold_the_part_k_major_with_128_byte_swizzle(base):
+    """Every entry of the (32, 32) part once; row n holds column n along k, and its 16-byte chunk c
+    sits at chunk c ^ (n % 8) (bf16: the top 16 bits, k 32..63 zero)."""
     bits = ((np.arange(1024, dtype=np.uint32) + 0x3C00) << 16).reshape(32, 32)   # distinct bf16 values
-    part = bits.view(np.float32)
-    fragments = _fft_engine.b_fragments(part, base)
+    tiles = _fft_engine.b_tiles(bits.view(np.float32), base)
+    assert tiles.shape == (32, 32) and tiles.dtype == np.uint32
+    n, k = 13, 21
     if base == "tf32":
-        values, expected = fragments.reshape(-1), bits[13, 17]       # nt 2, ks 1, g 1, t 1, i 1
-        assert fragments[2, 1, 5, 1] == expected
+        assert tiles[n, ((k // 4) ^ (n % 8)) * 4 + k % 4] == bits[k, n]
+        values = tiles.reshape(-1)
     else:
-        values = np.concatenate([(fragments & 0xFFFF).reshape(-1), (fragments >> 16).reshape(-1)]) << 16
-        assert fragments[2, 0, 5, 1] == (bits[10, 17] >> 16) | (bits[11, 17] >> 16) << 16
+        halves = tiles.view(np.uint16)
+        assert halves[n, ((k // 8) ^ (n % 8)) * 8 + k % 8] == bits[k, n] >> 16
+        assert np.count_nonzero(halves) == 1024
+        values = halves[halves != 0].astype(np.uint32) << 16
     np.testing.assert_array_equal(np.sort(values), np.sort(bits.reshape(-1)))
 
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Warpgroup tensor-core primitives (sm_90a, PTX ISA 8.x): shared-memory matrix descriptors and
-// wgmma.mma_async m64n128 with float32 accumulators, for tf32 (k8), bf16 and fp16 (k16).
+// wgmma.mma_async with float32 accumulators, for tf32 (k8), bf16 and fp16 (k16): m64n128 with both
+// operands in shared memory (the GEMM), m64n8/16/32 with A in registers (the FFT).
 #pragma once
 #include "common/mma.cuh"
 
@@ -10,6 +11,11 @@
 __device__ __forceinline__ unsigned long long swizzled_descriptor(unsigned address) {
   return ((address & 0x3FFFFull) >> 4) | (1ull << 16) | (static_cast<unsigned long long>(1024 >> 4) << 32) |
          (1ull << 62);
+}
+
+// Makes this thread's ordinary shared-memory writes visible to wgmma's operand reads (async proxy).
+__device__ __forceinline__ void shared_writes_to_async_proxy() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
 __device__ __forceinline__ void warpgroup_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -29,9 +35,10 @@ __device__ __forceinline__ void set_register_limit() {
 }
 
 // Keeps the compiler from moving accumulator reads or writes across the asynchronous wgmma.
-__device__ __forceinline__ void fence_registers(float (&d)[64]) {
+template <int M>
+__device__ __forceinline__ void fence_registers(float (&d)[M]) {
 #pragma unroll
-  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+  for (int i = 0; i < M; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
 }
 
 // d = (accumulate ? d : 0) + A * B over one k-step (32 bytes of k) for a 64 x 128 tile: one
@@ -52,3 +59,41 @@ __device__ __forceinline__ void wgmma_step(float (&d)[64], unsigned long long de
   else SPLITPREC_WGMMA_M64N128("m64n128k16.f32.f16.f16", ", 1, 1, 0, 0");
 }
 #undef SPLITPREC_WGMMA_M64N128
+
+// d = (accumulate ? d : 0) + A * B over one k-step for a 64 x N tile, A from registers (per warp of
+// the warpgroup, 16 rows in mma.sync's m16n8k8 / m16n8k16 A-fragment layout), B a K-major shared
+// tile. D_REGS, A_REGS, DESC and ACC name the operands' positions; the outputs follow.
+#define SPLITPREC_WGMMA_RS(SHAPE_TYPES, IMMEDIATES, D_REGS, A_REGS, DESC, ACC, ...)                    \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " ACC ", 0;\n"                                       \
+               "wgmma.mma_async.sync.aligned." SHAPE_TYPES " " D_REGS ", " A_REGS ", " DESC ", p"      \
+               IMMEDIATES ";\n}\n"                                                                    \
+               : __VA_ARGS__                                                                          \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate))
+
+#define SPLITPREC_WGMMA_RS_N(N, D_REGS, A_REGS, DESC, ACC, ...)                                      \
+  if constexpr (FMT == FMT_TF32)                                                                      \
+    SPLITPREC_WGMMA_RS("m64n" #N "k8.f32.tf32.tf32", ", 1, 1", D_REGS, A_REGS, DESC, ACC, __VA_ARGS__); \
+  else                                                                                                \
+    SPLITPREC_WGMMA_RS("m64n" #N "k16.f32.bf16.bf16", ", 1, 1, 0", D_REGS, A_REGS, DESC, ACC, __VA_ARGS__)
+
+template <int FMT, int N>   // FMT_TF32 or FMT_BF16; N = 8, 16 or 32
+__device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const unsigned (&a)[4], unsigned long long desc_b,
+                                         int accumulate) {
+  static_assert(FMT != FMT_FP16 && (N == 8 || N == 16 || N == 32), "wgmma_rs: tf32/bf16, n 8/16/32");
+  if constexpr (N == 8) {
+    SPLITPREC_WGMMA_RS_N(8, "{%0, %1, %2, %3}", "{%4, %5, %6, %7}", "%8", "%9",
+                         "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]));
+  } else if constexpr (N == 16) {
+    SPLITPREC_WGMMA_RS_N(16, "{%0, %1, %2, %3, %4, %5, %6, %7}", "{%8, %9, %10, %11}", "%12", "%13",
+                         "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                         "+f"(d[7]));
+  } else {
+    SPLITPREC_WGMMA_RS_N(32, "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}",
+                         "{%16, %17, %18, %19}", "%20", "%21",
+                         "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                         "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+                         "+f"(d[14]), "+f"(d[15]));
+  }
+}
+#undef SPLITPREC_WGMMA_RS_N
+#undef SPLITPREC_WGMMA_RS
