@@ -5,25 +5,51 @@
 // 2**-exponent first), written K-major and zero-padded along K to whole 128-byte k-blocks. Row and
 // part strides are arguments: the split GEMM kernels read (terms, batch, rows, K') and the cuBLAS
 // engine (batch, rows, terms * K'), where a negative part stride lays B's parts out last to first.
+// Each thread reads four adjacent values of a row (one 16-byte load where aligned) and writes four
+// adjacent parts of an output row per part (8 bytes of bf16/fp16, 16 of tf32); the transposed
+// layout goes through a shared-memory tile.
+#include "common/load.cuh"
 #include "common/pow2.cuh"
 #include "common/split.cuh"
 
-constexpr int TILE = 32;   // (TILE, TILE) input tile staged through shared memory for the transpose
+constexpr int TILE = 64;                   // (TILE, TILE) input tile per block and step
+constexpr int THREADS = 256;               // TILE / 4 threads along a tile row
+constexpr int PASS_ROWS = THREADS * 4 / TILE;   // tile rows a block reads at once
+constexpr int PASSES = TILE / PASS_ROWS;        // groups of four values per thread per tile
 
-// Parts of one (scaled) value into out[term * term_stride + index].
+// Four parts as one 16-byte (tf32) or 8-byte (bf16/fp16) store.
+__device__ __forceinline__ float4 pack4(const float (&p)[4]) { return make_float4(p[0], p[1], p[2], p[3]); }
+__device__ __forceinline__ uint2 pack4(const unsigned short (&p)[4]) {
+  return make_uint2(p[0] | (static_cast<unsigned>(p[1]) << 16), p[2] | (static_cast<unsigned>(p[3]) << 16));
+}
+
+// Parts of four adjacent values of one output row, with that row's exponent, into
+// out[term * term_stride + index .. + 3] (index and term_stride multiples of 4).
 template <int FMT, int TERMS, int SHIFT>
-__device__ __forceinline__ void split_value(float x, int exponent, typename PartStorage<FMT>::type* out,
-                                            long long index, long long term_stride) {
-  float residual = scale_pow2(x, -exponent);
+__device__ __forceinline__ void split4(const float (&x)[4], int exponent, typename PartStorage<FMT>::type* out,
+                                       long long index, long long term_stride) {
+  typedef typename PartStorage<FMT>::type Part;
   float top = format_max<FMT>();
   if (exponent > 0)   // |part 0| must also stay below float32's max once 2**exponent is undone
     top = fminf(top, round_part<FMT>(static_cast<float>(ldexp(3.4028234663852886e38, -exponent)), true));
-  const bool saturated = fabsf(residual) > top;
+  float residual[4];
+  bool saturated[4];
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    residual[q] = scale_pow2(x[q], -exponent);
+    saturated[q] = fabsf(residual[q]) > top;
+  }
 #pragma unroll
   for (int i = 0; i < TERMS; ++i) {
-    const float part = round_part<FMT>(scale_pow2(residual, i * SHIFT), saturated);
-    residual = sub_keep_subnormals(residual, scale_pow2(part, -i * SHIFT));   // exact in float32
-    out[i * term_stride + index] = store_part<FMT>(part);
+    Part stored[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const float part = round_part<FMT>(scale_pow2(residual[q], i * SHIFT), saturated[q]);
+      residual[q] = sub_keep_subnormals(residual[q], scale_pow2(part, -i * SHIFT));   // exact in float32
+      stored[q] = store_part<FMT>(part);
+    }
+    auto packed = pack4(stored);
+    *reinterpret_cast<decltype(packed)*>(out + i * term_stride + index) = packed;
   }
 }
 
@@ -31,51 +57,69 @@ template <int FMT,        // part format (PartFormat)
           int TERMS,      // parts per value
           int SHIFT,      // part i is stored scaled by 2**(i*SHIFT)
           bool TRANSPOSE> // false: (rows, cols) -> (rows, cols_pad);  true: (rows, cols) -> (cols, rows_pad)
-__global__ void __launch_bounds__(TILE * 8)
+__global__ void __launch_bounds__(THREADS)
 split_terms_sm80(const float* x,        // (batch, rows, cols) float32; finite unless `peak` is given
-                 void* out,             // TERMS x (batch, out rows, out cols) parts
+                 void* out,             // TERMS x (batch, out rows, out cols) parts, 4-part aligned
                  const int* exponent,   // (batch, rows) or (batch, cols) when TRANSPOSE; null: none
                  int rows, int cols,    // input shape
                  int pad,               // K padded: cols_pad (A) or rows_pad (B), whole 128-byte k-blocks
-                 long long row_stride,  // elements from one output row to the next (>= pad)
-                 long long term_stride, // elements from one part to the next (may be negative)
+                 long long row_stride,  // elements from one output row to the next (>= pad, multiple of 4)
+                 long long term_stride, // elements from one part to the next (multiple of 4, may be negative)
                  unsigned* peak)        // null, or: atomicMax of |x|'s bits; NaN/inf are split as 0
 {
-  __shared__ float tile[TILE][TILE + 1];  // (TILE rows, TILE cols) of x, padded against bank conflicts
+  __shared__ float tile[TRANSPOSE ? TILE : 1][TILE + 1];   // (k, n) of B, padded against bank conflicts
   const int z = blockIdx.z, c0 = blockIdx.x * TILE;
+  const int ty = threadIdx.x / (TILE / 4), tx = 4 * (threadIdx.x % (TILE / 4));   // tile row (first pass), column
+  const bool aligned = rows_aligned16(x, cols);
   const float* xb = x + static_cast<long long>(z) * rows * cols;
   auto* parts = static_cast<typename PartStorage<FMT>::type*>(out);
-  const int out_rows = TRANSPOSE ? cols : rows, out_cols = pad;
+  const int out_rows = TRANSPOSE ? cols : rows;
   const int y_extent = TRANSPOSE ? pad : rows;   // grid y covers this many, gridDim.y*TILE at a time
   unsigned largest = 0;   // of the |x| bits this thread loaded (NaN/inf bits are the largest)
   for (int r0 = blockIdx.y * TILE; r0 < y_extent; r0 += gridDim.y * TILE) {
-    for (int r = threadIdx.y; r < TILE; r += blockDim.y) {
-      const int gr = r0 + r, gc = c0 + threadIdx.x;
-      float v = (gr < rows && gc < cols) ? xb[static_cast<long long>(gr) * cols + gc] : 0.0f;
-      const unsigned magnitude = __float_as_uint(v) & 0x7FFFFFFFu;
-      largest = max(largest, magnitude);
-      if (peak && magnitude >= 0x7F800000u) v = 0.0f;
-      tile[r][threadIdx.x] = v;
+    float v[PASSES][4];
+#pragma unroll
+    for (int p = 0; p < PASSES; ++p) {   // all loads first: PASSES 16-byte loads in flight per thread
+      const int gr = r0 + ty + p * PASS_ROWS;
+      const float4 f = gr < rows ? load4(xb + static_cast<long long>(gr) * cols, c0 + tx, cols, aligned)
+                                 : make_float4(0.f, 0.f, 0.f, 0.f);
+      v[p][0] = f.x, v[p][1] = f.y, v[p][2] = f.z, v[p][3] = f.w;
     }
-    __syncthreads();
-    for (int r = threadIdx.y; r < TILE; r += blockDim.y) {
-      // Output element (orow, ocol) is input (orow, ocol), or input (ocol, orow) when transposing.
-      const int orow = (TRANSPOSE ? c0 : r0) + r, ocol = (TRANSPOSE ? r0 : c0) + threadIdx.x;
-      if (orow >= out_rows || ocol >= out_cols) continue;
-      const float v = TRANSPOSE ? tile[threadIdx.x][r] : tile[r][threadIdx.x];
+#pragma unroll
+    for (int p = 0; p < PASSES; ++p) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const unsigned magnitude = __float_as_uint(v[p][q]) & 0x7FFFFFFFu;
+        largest = max(largest, magnitude);
+        if (peak && magnitude >= 0x7F800000u) v[p][q] = 0.0f;
+        if constexpr (TRANSPOSE) tile[ty + p * PASS_ROWS][tx + q] = v[p][q];
+      }
+    }
+    if constexpr (TRANSPOSE) {
+      __syncthreads();
+#pragma unroll
+      for (int p = 0; p < PASSES; ++p)   // output row: column n of the tile; four adjacent k from tile rows
+#pragma unroll
+        for (int q = 0; q < 4; ++q) v[p][q] = tile[tx + q][ty + p * PASS_ROWS];
+      __syncthreads();   // the tile is refilled by the next step
+    }
+#pragma unroll
+    for (int p = 0; p < PASSES; ++p) {
+      // Output (orow, ocol .. ocol+3): input row orow, columns ocol..; or input column orow, rows ocol..
+      const int orow = (TRANSPOSE ? c0 : r0) + ty + p * PASS_ROWS, ocol = (TRANSPOSE ? r0 : c0) + tx;
+      if (orow >= out_rows || ocol >= pad) continue;
       const int e = exponent ? exponent[static_cast<long long>(z) * out_rows + orow] : 0;
-      split_value<FMT, TERMS, SHIFT>(v, e, parts, (static_cast<long long>(z) * out_rows + orow) * row_stride + ocol,
-                                     term_stride);
+      split4<FMT, TERMS, SHIFT>(v[p], e, parts, (static_cast<long long>(z) * out_rows + orow) * row_stride + ocol,
+                                term_stride);
     }
-    __syncthreads();   // the tile is refilled by the next row block
   }
   if (peak) {   // one atomic per block: same-address atomics serialise (one per warp cost ~1 ms at n = 8192)
-    __shared__ unsigned warp_largest[8];
+    __shared__ unsigned warp_largest[THREADS / 32];
     largest = __reduce_max_sync(0xFFFFFFFFu, largest);
-    if (threadIdx.x == 0) warp_largest[threadIdx.y] = largest;
+    if (threadIdx.x % 32 == 0) warp_largest[threadIdx.x / 32] = largest;
     __syncthreads();
-    if (threadIdx.x == 0 && threadIdx.y == 0) {
-      for (int w = 1; w < blockDim.y; ++w) largest = max(largest, warp_largest[w]);
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < THREADS / 32; ++w) largest = max(largest, warp_largest[w]);
       if (largest) atomicMax(peak, largest);
     }
   }

@@ -18,7 +18,8 @@ round-to-nearest adds at least every ``d.gpu_k_block(k)`` values of k, and adds 
   B's last to first, (batch, rows, terms * K')): each group of small products with one ``i + j``
   is one GEMM over a contiguous K window, then hi*hi runs in k-chunks of ``cublas_chunk``; every
   call after the first adds into the result with ``beta = 1``, one round-to-nearest float32 add.
-  Power-of-two scaling is undone by ``kernels/scale_pow2_sm80.cu``.
+  Power-of-two scaling is undone by ``kernels/scale_pow2_sm80.cu``, which also finds every engine's
+  row and column exponents.
 
 K' is K zero-padded to whole 128-byte k-blocks; the split (``kernels/split_terms_sm80.cu``) writes
 either layout, bit for bit the parts of ``splitprec.split``, float32 subnormals kept. ``"auto"``
@@ -41,6 +42,7 @@ _FORMAT_CODE = {"tf32": 0, "bf16": 1, "fp16": 2}
 _ELEMENT_BYTES = {"tf32": 4, "bf16": 2, "fp16": 2}
 _BLOCK_BYTES = 128         # k-block of the kernel: 8 chunks of 16 bytes
 _MAX_GRID_Y = _MAX_GRID_Z = 65535   # largest grid y and z extents of a launch
+_SPLIT_TILE = 64           # split_terms_sm80's (TILE, TILE) input tile per block and step
 _SPLIT_GRID_Y = 128        # split blocks along y; each loops over its share of row tiles
 _SM90_TILE = 128           # gemm_split_sm90's block tile (rows of A and of B per stage)
 
@@ -133,7 +135,7 @@ def instantiations():
     return {SPLIT_FILE: sorted({split_expression(d, transpose=t) for d in schemes for t in (False, True)}),
             GEMM_FILE: sorted({gemm_expression(d, TILES.get(d.name, DEFAULT_TILE)) for d in schemes}),
             GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes}),
-            SCALE_FILE: ["scale_rows_cols"]}
+            SCALE_FILE: ["row_exponents", "column_peaks", "peak_exponents", "scale_rows_cols"]}
 
 
 def padded_k(k, d):
@@ -142,26 +144,37 @@ def padded_k(k, d):
     return -(-k // per_block) * per_block
 
 
-@functools.lru_cache(maxsize=None)
-def _exponent_kernel(emax):
-    """Reduction: the pow2 exponent of a float32 slice from the integer bits of its largest magnitude.
+_EXPONENT_WARPS = 8            # warps per block of the exponent kernels (WARPS in SCALE_FILE)
+_COLUMN_SHARE = 256            # rows per block of column_peaks, at least (fewer blocks, fewer atomics)
+
+
+def _pow2_exponents(x, fmt, axis):
+    """Per-slice pow2 exponents of float32 ``x`` (batch, rows, cols) along ``axis``: (batch, rows) int32
+    for -1, (batch, cols) for -2.
 
     ``splitprec.split._pow2_exponent`` (``peak = f * 2**e``, f in [0.5, 1), exponent ``e - emax``,
-    0 for an all-zero slice; NaN/inf ignored) in one pass; integer bits, because cupy compiles its
-    kernels with -ftz=true and float32 ``abs``/``max``/``frexp`` would flush subnormal slices to zero.
+    0 for an all-zero slice; NaN/inf ignored) from the integer bits of each slice's largest finite
+    magnitude: rows by one warp each, columns by blocks of 128 adjacent columns that ``atomicMax``
+    their share of the rows into a zeroed buffer, then turned into exponents in place.
     """
     import cupy
-    return cupy.ReductionKernel(
-        "float32 val", "int32 exponent",
-        "(__float_as_int(val) & 0x7F800000) == 0x7F800000 ? 0 : __float_as_int(val) & 0x7FFFFFFF", "max(a, b)",
-        f"exponent = a == 0 ? 0 : ((a >> 23) > 0 ? (a >> 23) - 126 : 32 - __clz(a & 0x7FFFFF) - 149) - {emax}",
-        "0", f"splitprec_pow2_exponent_{emax}")
-
-
-def _pow2_exponent_bits(x, fmt, axis):
-    """Per-slice exponents of the finite values of float32 ``x`` (batch, rows, cols) along ``axis``: (batch, slices)."""
-    import cupy
-    return cupy.ascontiguousarray(_exponent_kernel(fmt.emax)(x, axis=axis))
+    from ._launch import launch
+    batch, rows, cols = x.shape
+    threads = (32 * _EXPONENT_WARPS, 1, 1)
+    if axis == -1:
+        exponent = cupy.empty((batch, rows), np.int32)
+        launch(SCALE_FILE, "row_exponents", (min(-(-exponent.size // _EXPONENT_WARPS), 1 << 16), 1, 1), threads,
+               (x, exponent, np.int64(exponent.size), np.int32(cols), np.int32(fmt.emax)))
+        return exponent
+    exponent = cupy.zeros((batch, cols), np.int32)
+    grid = (-(-cols // 128), min(-(-rows // _COLUMN_SHARE), _MAX_GRID_Y))
+    for z0 in range(0, batch, _MAX_GRID_Z):
+        z1 = min(batch, z0 + _MAX_GRID_Z)
+        launch(SCALE_FILE, "column_peaks", grid + (z1 - z0,), threads, (x[z0:z1], exponent[z0:z1], np.int32(rows),
+                                                                      np.int32(cols)))
+    launch(SCALE_FILE, "peak_exponents", (min(-(-exponent.size // 256), 1 << 16), 1, 1), (256, 1, 1),
+           (exponent, np.int64(exponent.size), np.int32(fmt.emax)))
+    return exponent
 
 
 @functools.lru_cache(maxsize=None)
@@ -193,18 +206,18 @@ def _split_into(x, d, out, exponent, *, transpose, pad, row_stride, term_stride,
     from ._launch import launch
     batch, rows, cols = x.shape
     out_rows = cols if transpose else rows
-    grid = (-(-(cols if transpose else pad) // 32),
-            min(-(-(pad if transpose else rows) // 32), _SPLIT_GRID_Y), 1)   # the kernel loops over y
+    grid = (-(-(cols if transpose else pad) // _SPLIT_TILE),
+            min(-(-(pad if transpose else rows) // _SPLIT_TILE), _SPLIT_GRID_Y), 1)   # the kernel loops over y
     for z0 in range(0, batch, _MAX_GRID_Z):
         z1 = min(batch, z0 + _MAX_GRID_Z)
-        launch(SPLIT_FILE, split_expression(d, transpose=transpose), grid[:2] + (z1 - z0,), (32, 8, 1),
+        launch(SPLIT_FILE, split_expression(d, transpose=transpose), grid[:2] + (z1 - z0,), (256, 1, 1),
                (x[z0:z1], out[z0 * out_rows * row_stride:], None if exponent is None else exponent[z0:z1],
                 np.int32(rows), np.int32(cols), np.int32(pad), np.int64(row_stride), np.int64(term_stride),
                 peak))
 
 
 def _exponent(x, d, transpose):
-    return _pow2_exponent_bits(x, d.format, -2 if transpose else -1) if d.scaling == "pow2" else None
+    return _pow2_exponents(x, d.format, -2 if transpose else -1) if d.scaling == "pow2" else None
 
 
 def split_operand(x, d, *, transpose, pad, peak=None):
@@ -319,6 +332,16 @@ def _tensor_map(parts, out):
         raise RuntimeError(f"gemm_split_sm90: cuTensorMapEncodeTiled failed with CUresult {code}")
 
 
+@functools.lru_cache(maxsize=64)
+def _device_maps(maps, device, stream):
+    """A device copy of the tensor-map bytes ``maps``, made once per content, device and stream: cupy's
+    pool hands repeated calls of one shape the same parts addresses, so they reuse it instead of a
+    copy from pageable memory that waits for the device. The copy is made on ``stream``, the stream
+    of every launch that reads it, so the pool reuses it after eviction only behind those launches."""
+    import cupy
+    return cupy.asarray(np.frombuffer(maps, np.uint8))
+
+
 def _gemm_sm90(pa, pb, c, d, chunk):
     """``c`` (batch, m, n) = the scheme's product of split operands by ``gemm_split_sm90`` (TMA and
     wgmma), hi*hi promoted every ``chunk`` values of k."""
@@ -329,7 +352,7 @@ def _gemm_sm90(pa, pb, c, d, chunk):
     maps = host[-host.ctypes.data % 64:][:256]
     _tensor_map(pa.parts, maps[:128])
     _tensor_map(pb.parts, maps[128:])
-    maps = cupy.asarray(maps)
+    maps = _device_maps(maps.tobytes(), cupy.cuda.Device().id, cupy.cuda.get_current_stream().ptr)
     per_block = _BLOCK_BYTES // _ELEMENT_BYTES[d.base]
     k_blocks = pa.parts.shape[-1] // per_block
     rows = []

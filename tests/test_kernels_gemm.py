@@ -152,6 +152,18 @@ def test_gpu_matmul_runs_on_the_current_stream(engine):
 
 
 @pytest.mark.gpu
+def test_sm90_repeated_shape_reuses_the_device_copy_of_its_tensor_maps():
+    import cupy
+    _skip_without("sm90")
+    a, b = cupy.asarray(randn(300, 200)), cupy.asarray(randn(200, 100))
+    first = _gpu.matmul(a, b, sp.dtype("fp16x3"), engine="sm90")
+    misses = _gpu._device_maps.cache_info().misses
+    second = _gpu.matmul(a, b, sp.dtype("fp16x3"), engine="sm90")
+    assert _gpu._device_maps.cache_info().misses == misses
+    cupy.testing.assert_array_equal(first, second)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", ["bf16", "tf32x3", "bf16x9", "fp16x3"])
 def test_cublas_engine_many_short_chunks_within_bound(name):
     import cupy
@@ -189,18 +201,26 @@ def _as_kernel_layout(stacked, terms, transpose):
     return parts[::-1] if transpose else parts
 
 
+def _on_device(x, offset):
+    """cupy copy of ``x`` starting ``offset`` float32 past an allocation's (16-byte aligned) start."""
+    import cupy
+    return cupy.asarray(np.concatenate([np.zeros(offset, np.float32), x.ravel()]))[offset:].reshape(x.shape)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ALL_DTYPES)
 @pytest.mark.parametrize("transpose", [False, True])
 @pytest.mark.parametrize("layout", ["kernels", "stacked"])
-def test_split_kernel_matches_split(name, transpose, layout):
+@pytest.mark.parametrize("shape, offset", [((2, 37, 45), 0), ((3, 132, 260), 0), ((3, 132, 260), 1)],
+                         ids=["odd", "aligned", "misaligned"])   # scalar, 16-byte and scalar loads
+def test_split_kernel_matches_split(name, transpose, layout, shape, offset):
     import cupy
     d = sp.dtype(name)
-    x = _edge_values((2, 37, 45))
+    x = _edge_values(shape)
     x = np.swapaxes(x, -1, -2).copy() if transpose else x   # the edge rows become edge columns of B
     pad = _gpu.padded_k(x.shape[-2] if transpose else x.shape[-1], d)
     splitter = _gpu.split_operand if layout == "kernels" else _gpu.split_stacked
-    op = splitter(cupy.asarray(x), d, transpose=transpose, pad=pad)
+    op = splitter(_on_device(x, offset), d, transpose=transpose, pad=pad)
     ref = split(x, d, axis=-2 if transpose else -1)
     parts = cupy.asnumpy(op.parts)
     if layout == "stacked":
@@ -221,10 +241,11 @@ def test_split_kernel_matches_split(name, transpose, layout):
 @pytest.mark.gpu
 @pytest.mark.parametrize("splitter", ["split_operand", "split_stacked"])
 @pytest.mark.parametrize("transpose", [False, True])
-def test_split_kernel_reports_the_largest_magnitude_and_zeroes_nonfinite(splitter, transpose):
+@pytest.mark.parametrize("name, cols", [("bf16x6", 40), ("fp16x3", 40), ("tf32x3", 43)])
+def test_split_kernel_reports_the_largest_magnitude_and_zeroes_nonfinite(splitter, transpose, name, cols):
     import cupy
-    d = sp.dtype("bf16x6")
-    x = randn(3, 70, 40)
+    d = sp.dtype(name)
+    x = randn(3, 70, cols)
     x[1, 5, 7] = np.float32(-3e38)
     peak = cupy.zeros(1, np.uint32)
     pad = _gpu.padded_k(x.shape[-2] if transpose else x.shape[-1], d)
@@ -237,6 +258,8 @@ def test_split_kernel_reports_the_largest_magnitude_and_zeroes_nonfinite(splitte
     ref = getattr(_gpu, splitter)(cupy.asarray(clean), d, transpose=transpose, pad=pad)
     assert int(peak.get()[0]) > 0x7F800000                      # a NaN's bits: the largest
     cupy.testing.assert_array_equal(op.parts, ref.parts)
+    if d.scaling == "pow2":                                     # NaN/inf take no part in the exponents
+        cupy.testing.assert_array_equal(op.exponent, ref.exponent)
 
 
 @pytest.mark.gpu
