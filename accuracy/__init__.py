@@ -1,12 +1,12 @@
 """The splitprec accuracy harness: exact references, derived bounds, cases, search and reports.
 
 Public functions: :func:`exact_matmul`, :func:`exact_dft` (references), :func:`gemm_bound`,
-:func:`fft_bound` (bounds, derived in docs/bounds.md), :func:`check` (your matrices, every
+:func:`fft_bound`, :func:`rfft_bound` (bounds, derived in docs/bounds.md), :func:`check` (your matrices, every
 scheme; :func:`gemm_schemes` lists them per target), and the ``splitprec report`` command (:mod:`accuracy.cli`). The harness uses only the
 public API of splitprec.
 """
-from .bounds import fft_bound, gemm_bound
+from .bounds import fft_bound, gemm_bound, rfft_bound
 from .measure import check, gemm_schemes
 from .reference import exact_dft, exact_matmul
 
-__all__ = ["check", "exact_dft", "exact_matmul", "fft_bound", "gemm_bound", "gemm_schemes"]
+__all__ = ["check", "exact_dft", "exact_matmul", "fft_bound", "gemm_bound", "gemm_schemes", "rfft_bound"]

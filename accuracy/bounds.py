@@ -349,6 +349,51 @@ def fft_bound(x, dtype, engine="cpu", *, k_block=256):
     return float(out[0]) if x.ndim == 1 else out.reshape(x.shape[:-1])
 
 
+def rfft_bound(x, dtype, engine="cpu", *, k_block=256):
+    """Normwise bound on ``||splitprec.fft.rfft(x, dtype=dtype) - rfft(x)||_2 / ||rfft(x)||_2``.
+
+    Parameters
+    ----------
+    x : array_like, float32, shape ``(..., n)``
+        Real signal(s); the transform runs along the last axis (``norm="backward"``).
+    dtype, engine, k_block
+        As in :func:`fft_bound`.
+
+    Returns
+    -------
+    float for 1-D ``x``, else one bound per line, as :func:`fft_bound`.
+
+    Accuracy: even ``n`` runs one complex transform of the ``n/2`` packed pairs ``x[2j] + i x[2j+1]``
+    (:func:`fft_bound` of them, times ``sqrt(2)``) and a complex64 post-processing step; odd ``n``
+    the complex transform of length ``n`` (``sqrt(2)`` times its bound: the first half of a real
+    signal's spectrum holds at least half its energy). Derived in docs/bounds.md ("Real input");
+    checked by ``tests/test_fft.py::test_rfft_error_within_bound``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bool(rfft_bound(np.ones(64, np.float32), "bf16x9") < 1e-4)
+    True
+    """
+    x = np.asarray(x)
+    if x.dtype != np.float32 or x.ndim == 0 or x.shape[-1] == 0:
+        raise ValueError(f"rfft_bound: x has dtype {x.dtype} and shape {x.shape}; expected a float32 "
+                         f"array with a non-empty last axis")
+    n = x.shape[-1]
+    if n % 2:
+        return math.sqrt(2) * fft_bound(x.astype(np.complex64), dtype, engine, k_block=k_block)
+    beta = np.asarray(fft_bound(np.ascontiguousarray(x).view(np.complex64), dtype, engine, k_block=k_block))
+    e_w, mul = U32 + 2.0 ** -47, math.sqrt(2) * gamma(2)
+    post = U32 + (1 + e_w) * (U32 + (1 + U32) * mul) + e_w * (1 + U32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        norm_x = np.linalg.norm(x.astype(np.float64), axis=-1) * (1 - 2.0 ** -40)
+        underflow = np.where(norm_x > 0, 8 * math.sqrt(2) * ETA32 / norm_x, 0.0)
+    bound = (math.sqrt(2) * beta + math.sqrt(2) * (1 + beta) * post + U32) / (1 - U32) + underflow
+    bound = np.where(np.isfinite(beta) & np.isfinite(norm_x), _round_up(bound, 16), math.inf)
+    bound = np.where(norm_x == 0, 0.0, bound)
+    return float(bound) if x.ndim == 1 else bound
+
+
 def _line_bound(d, line, engine, k_block):
     n = line.size
     if not np.isfinite(line).all():

@@ -348,3 +348,52 @@ def inverse(x, d):
     """Unnormalized inverse DFT along the last axis: ``conj(forward(conj(x)))``."""
     xp = namespace(x)
     return xp.conj(forward(xp.conj(x), d))
+
+
+@functools.lru_cache(maxsize=16)
+def _real_twiddles(n, device):
+    """complex64 ``(n // 2 + 1,)``: ``exp(-2 pi i k / n)``, float64 rounded once."""
+    return _to_device(_unit_roots(np.arange(n // 2 + 1), n).astype(np.complex64), device)
+
+
+def real_forward(x, d):
+    """The first ``n // 2 + 1`` outputs of the DFT of real float32 ``x`` (..., n).
+
+    Even ``n``: one complex transform of half the length, ``Z = DFT_m(x[0::2] + i x[1::2])`` with
+    ``m = n / 2``, then ``X_k = E_k + w^k O_k`` with ``E_k = (Z_k + conj Z_{m-k}) / 2`` and ``O_k =
+    -i (Z_k - conj Z_{m-k}) / 2`` (the transforms of the even and odd samples) and ``w^k`` the
+    rounded twiddle, in complex64 arithmetic. Odd ``n``: the complex transform of length ``n``.
+    """
+    xp = namespace(x)
+    n = x.shape[-1]
+    if n % 2:
+        return forward(x.astype(np.complex64), d)[..., :n // 2 + 1]
+    z = forward(xp.ascontiguousarray(x, dtype=np.float32).view(np.complex64), d)
+    a = xp.concatenate([z, z[..., :1]], axis=-1)                       # Z_k, k = 0..m (Z_m = Z_0)
+    b = xp.conj(xp.concatenate([z[..., :1], z[..., ::-1]], axis=-1))   # conj Z_{(m - k) mod m}
+    w = _real_twiddles(n, "cpu" if xp is np else "gpu")
+    return (a + b) * np.float32(0.5) + w * ((a - b) * np.complex64(-0.5j))
+
+
+def real_inverse(c, n, d):
+    """Real float32 ``x`` (..., n) whose DFT has first half ``c`` (..., n // 2 + 1), unnormalized;
+    the imaginary parts of ``c[0]`` and (even ``n``) ``c[n // 2]`` are ignored, as numpy.fft.irfft.
+
+    Even ``n``: ``Z_k = (X_k + conj X_{m-k}) + i w^-k (X_k - conj X_{m-k})`` for ``k < m = n / 2``
+    (complex64 arithmetic), ``z`` = the unnormalized inverse DFT of length ``m`` of ``Z``, and
+    ``x[2j] + i x[2j+1] = z_j``. Odd ``n``: the complex inverse of the Hermitian spectrum of length ``n``.
+    """
+    xp = namespace(c)
+    c = xp.array(c, dtype=np.complex64)
+    c[..., 0] = c[..., 0].real
+    if n % 2:
+        full = xp.empty(c.shape[:-1] + (n,), np.complex64)
+        full[..., :c.shape[-1]] = c
+        full[..., c.shape[-1]:] = xp.conj(c[..., 1:])[..., ::-1]
+        return inverse(full, d).real
+    m = n // 2
+    c[..., m] = c[..., m].real
+    a, b = c[..., :m], xp.conj(c[..., m:0:-1])
+    w = xp.conj(_real_twiddles(n, "cpu" if xp is np else "gpu")[:m])
+    z = inverse((a + b) + np.complex64(1j) * (w * (a - b)), d)
+    return xp.ascontiguousarray(z).view(np.float32)

@@ -26,8 +26,9 @@ rejects complex input (numpy 2 does too). numpy arrays run on the CPU engine, cu
 with the same arithmetic (:mod:`splitprec._fft_engine` documents it: Stockham passes of radix 16, 8,
 4, 2, 7, 5, 3, each pass one split-precision product by the real ``2r x 2r`` DFT block; twiddles in
 float64 rounded to complex64; powers of two from 8192 to 2**24 in two steps of at most 4096;
-Bluestein for other prime factors). ``rfft`` and ``irfft`` run the
-complex transform of length ``n`` (real input with zero imaginary part; Hermitian-extended input).
+Bluestein for other prime factors). ``rfft`` and ``irfft`` of even ``n`` run one complex transform
+of length ``n / 2`` on the packed pairs ``x[2j] + i x[2j+1]`` and a complex64 pre- or
+post-processing step (``accuracy.rfft_bound``); odd ``n`` runs the complex transform of length ``n``.
 
 Non-finite values: a 1-D line (along a transformed axis) that holds NaN or ±inf gives NaN in every
 output of that line (both components); numpy's pocketfft gives a mix of ±inf and NaN there that
@@ -111,18 +112,6 @@ def _resize(x, n, xp):
     return padded
 
 
-def _hermitian(c, n, xp):
-    """The length-``n`` spectrum whose first ``n//2 + 1`` entries are ``c`` (imag of DC, Nyquist dropped)."""
-    full = xp.empty(c.shape[:-1] + (n,), np.complex64)
-    h = n // 2 + 1
-    full[..., :h] = c
-    full[..., h:] = xp.conj(c[..., 1:n - h + 1])[..., ::-1]
-    full[..., 0] = c[..., 0].real
-    if n % 2 == 0:
-        full[..., n // 2] = c[..., n // 2].real
-    return full
-
-
 def _nonfinite_lines(x, xp):
     """Mask ``(..., 1)`` of the lines of ``x`` that hold NaN or ±inf.
 
@@ -137,11 +126,11 @@ def _nonfinite_lines(x, xp):
 
 def _line(x, n, *, kind, inverse, d):
     """The unscaled 1-D transform of the last axis of finite ``x`` (already resized)."""
-    xp = namespace(x)
     if kind == "c2r":
-        return _fft_engine.inverse(_hermitian(x, n, xp), d).real
-    y = (_fft_engine.inverse if inverse else _fft_engine.forward)(x.astype(np.complex64), d)
-    return y[..., :n // 2 + 1] if kind == "r2c" else y
+        return _fft_engine.real_inverse(x, n, d)
+    if kind == "r2c":
+        return _fft_engine.real_forward(x, d)
+    return (_fft_engine.inverse if inverse else _fft_engine.forward)(x.astype(np.complex64), d)
 
 
 def _transform(x, n, axis, *, norm, inverse, kind, d):

@@ -263,6 +263,40 @@ def test_fft_error_within_bound(n, dtype):
     assert (per_line <= _fft_bound(x, dtype)).all()
 
 
+@pytest.mark.parametrize("n", [2, 3, 16, 100, 1024, 1025, 4096, 2 ** 14, 2018])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_rfft_error_within_bound(n, dtype):
+    x = _signal((3, n), "r", seed=n)
+    x[1] *= np.float32(2.0) ** (np.arange(n) % 61 - 30)      # wide dynamic range
+    ref = np.fft.rfft(x.astype(np.float64))
+    assert (_per_line_error(sp.fft.rfft(x, dtype=dtype), ref) <= accuracy.rfft_bound(x, dtype)).all()
+
+
+@pytest.mark.parametrize("n", [2, 6, 64, 1000])
+def test_real_transforms_of_even_length_run_the_half_length_complex_transform(n):
+    """rfft of even n is the length-n/2 transform of the packed pairs, then the post-processing:
+    with an exact inner transform it matches the complex128 rfft to float32 rounding."""
+    x = _signal((n,), "r", seed=3)
+    exact = lambda z, d: np.fft.fft(z.astype(np.complex128)).astype(np.complex64)   # noqa: E731
+    original, _fft_engine.forward = _fft_engine.forward, exact
+    try:
+        y = _fft_engine.real_forward(x, sp.dtype(DEFAULT))
+        back = _fft_engine.real_inverse(np.fft.rfft(x.astype(np.float64)).astype(np.complex64), n,
+                                        sp.dtype(DEFAULT))
+    finally:
+        _fft_engine.forward = original
+    ref = np.fft.rfft(x.astype(np.float64))
+    assert _rel(y, ref) <= 16 * U32
+    assert _rel(back, n * x) <= 16 * U32          # unnormalized inverse: n times the signal
+
+
+def test_rfft_bound_rejects_complex_and_handles_zero_and_nan():
+    with pytest.raises(ValueError, match=r"^rfft_bound: x has dtype complex64"):
+        accuracy.rfft_bound(np.ones(4, np.complex64), DEFAULT)
+    assert accuracy.rfft_bound(np.zeros(8, np.float32), DEFAULT) == 0
+    assert accuracy.rfft_bound(np.float32([1, np.nan, 0, 0]), DEFAULT) == np.inf
+
+
 @pytest.mark.parametrize("n", [7, 16, 60])
 def test_fft_matches_exact_dft(n):
     x = _signal((n,), "c", seed=2)
@@ -369,6 +403,15 @@ def test_ifft_inverts_fft_within_bound(v):
     # ifft = conj(fft(conj(.))) / n: the inverse's bound applies to the computed spectrum.
     tol = (forward + inverse * (1 + forward) + 2 * U32) * energy
     assert np.linalg.norm(back - x.astype(np.complex128)) <= tol
+
+
+@given(st.sampled_from([2, 8, 12, 30, 64, 194]).flatmap(lambda n: hnp.arrays(np.float32, n, elements=_values)))
+@example(_IMPULSE)
+@example(_WIDE_RANGE)
+def test_rfft_property_within_bound(x):
+    ref = np.fft.rfft(x.astype(np.float64))
+    err = np.linalg.norm(sp.fft.rfft(x) - ref)
+    assert err <= accuracy.rfft_bound(x, DEFAULT) * np.linalg.norm(ref)
 
 
 def test_unit_roots_are_exact_at_quarter_turns():
@@ -478,6 +521,22 @@ def _cupy():
 
 def _per_line_error(y, ref):
     return np.linalg.norm(y - ref, axis=-1) / np.linalg.norm(ref, axis=-1)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [32, 8192, 2 ** 18, 2018])
+@pytest.mark.parametrize("dtype", FP32_CLASS)
+def test_gpu_real_transforms_within_bound_and_twice_cufft(n, dtype):
+    cp = _cupy()
+    x = _signal((4, n), "r", seed=5)
+    ref = np.fft.rfft(x.astype(np.float64))
+    y = sp.fft.rfft(cp.asarray(x), dtype=dtype).get()
+    assert (_per_line_error(y, ref) <= accuracy.rfft_bound(x, dtype, engine="gpu")).all()
+    assert _rel(y, ref) <= 2 * _rel(cp.fft.rfft(cp.asarray(x)).get(), ref)
+    spectrum = ref.astype(np.complex64)
+    back = sp.fft.irfft(cp.asarray(spectrum), n, dtype=dtype).get()
+    exact = np.fft.irfft(spectrum.astype(np.complex128), n)
+    assert _rel(back, exact) <= 2 * _rel(cp.fft.irfft(cp.asarray(spectrum), n).get(), exact)
 
 
 @pytest.mark.gpu
