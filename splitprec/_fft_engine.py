@@ -356,6 +356,38 @@ def _real_twiddles(n, device):
     return _to_device(_unit_roots(np.arange(n // 2 + 1), n).astype(np.complex64), device)
 
 
+# The complex64 arithmetic of real_forward / real_inverse for cupy, one pass each, operation for
+# operation the numpy expressions there (no contraction: every product and sum rounded once).
+_UNPACK = """
+const long long line = i / (m + 1), k = i % (m + 1);
+const complex<float> a = z[line * m + k % m], c = z[line * m + (m - k) % m];
+const float br = c.real(), bi = -c.imag();
+const float er = __fmul_rn(__fadd_rn(a.real(), br), 0.5f), ei = __fmul_rn(__fadd_rn(a.imag(), bi), 0.5f);
+const float o_r = __fmul_rn(__fsub_rn(a.imag(), bi), 0.5f), o_i = -__fmul_rn(__fsub_rn(a.real(), br), 0.5f);
+const float wr = w[k].real(), wi = w[k].imag();
+X = complex<float>(__fadd_rn(er, __fsub_rn(__fmul_rn(wr, o_r), __fmul_rn(wi, o_i))),
+                   __fadd_rn(ei, __fadd_rn(__fmul_rn(wr, o_i), __fmul_rn(wi, o_r))));
+"""
+_PACK = """
+const long long line = i / m, k = i % m;
+const complex<float> a = c[line * (m + 1) + k], x = c[line * (m + 1) + m - k];
+const float ar = a.real(), ai = k == 0 ? 0.f : a.imag(), br = x.real(), bi = k == 0 ? 0.f : -x.imag();
+const float tr = __fsub_rn(ar, br), ti = __fsub_rn(ai, bi), wr = w[k].real(), wi = -w[k].imag();
+const float qr = __fsub_rn(__fmul_rn(wr, tr), __fmul_rn(wi, ti)), qi = __fadd_rn(__fmul_rn(wr, ti), __fmul_rn(wi, tr));
+Z = complex<float>(__fsub_rn(__fadd_rn(ar, br), qi), __fadd_rn(__fadd_rn(ai, bi), qr));
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _real_kernels():
+    """(unpack, pack): cupy kernels of the real transforms' post- and pre-processing."""
+    import cupy
+    return (cupy.ElementwiseKernel("raw complex64 z, raw complex64 w, int64 m", "complex64 X", _UNPACK,
+                                   "splitprec_rfft_unpack"),
+            cupy.ElementwiseKernel("raw complex64 c, raw complex64 w, int64 m", "complex64 Z", _PACK,
+                                   "splitprec_irfft_pack"))
+
+
 def real_forward(x, d):
     """The first ``n // 2 + 1`` outputs of the DFT of real float32 ``x`` (..., n).
 
@@ -369,10 +401,12 @@ def real_forward(x, d):
     if n % 2:
         return forward(x.astype(np.complex64), d)[..., :n // 2 + 1]
     z = forward(xp.ascontiguousarray(x, dtype=np.float32).view(np.complex64), d)
-    a = xp.concatenate([z, z[..., :1]], axis=-1)                       # Z_k, k = 0..m (Z_m = Z_0)
-    b = xp.conj(xp.concatenate([z[..., :1], z[..., ::-1]], axis=-1))   # conj Z_{(m - k) mod m}
-    w = _real_twiddles(n, "cpu" if xp is np else "gpu")
-    return (a + b) * np.float32(0.5) + w * ((a - b) * np.complex64(-0.5j))
+    if xp is not np:
+        out = xp.empty(z.shape[:-1] + (n // 2 + 1,), np.complex64)
+        return _real_kernels()[0](xp.ascontiguousarray(z), _real_twiddles(n, "gpu"), np.int64(n // 2), out)
+    a = np.concatenate([z, z[..., :1]], axis=-1)                       # Z_k, k = 0..m (Z_m = Z_0)
+    b = np.conj(np.concatenate([z[..., :1], z[..., ::-1]], axis=-1))   # conj Z_{(m - k) mod m}
+    return (a + b) * np.float32(0.5) + _real_twiddles(n, "cpu") * ((a - b) * np.complex64(-0.5j))
 
 
 def real_inverse(c, n, d):
@@ -384,16 +418,19 @@ def real_inverse(c, n, d):
     ``x[2j] + i x[2j+1] = z_j``. Odd ``n``: the complex inverse of the Hermitian spectrum of length ``n``.
     """
     xp = namespace(c)
+    m = n // 2
+    if n % 2 == 0 and xp is not np:
+        packed = xp.empty(c.shape[:-1] + (m,), np.complex64)
+        _real_kernels()[1](xp.ascontiguousarray(c, dtype=np.complex64), _real_twiddles(n, "gpu"), np.int64(m), packed)
+        return xp.ascontiguousarray(inverse(packed, d)).view(np.float32)
     c = xp.array(c, dtype=np.complex64)
-    c[..., 0] = c[..., 0].real
+    c.imag[..., 0] = 0
     if n % 2:
         full = xp.empty(c.shape[:-1] + (n,), np.complex64)
         full[..., :c.shape[-1]] = c
         full[..., c.shape[-1]:] = xp.conj(c[..., 1:])[..., ::-1]
         return inverse(full, d).real
-    m = n // 2
-    c[..., m] = c[..., m].real
-    a, b = c[..., :m], xp.conj(c[..., m:0:-1])
-    w = xp.conj(_real_twiddles(n, "cpu" if xp is np else "gpu")[:m])
-    z = inverse((a + b) + np.complex64(1j) * (w * (a - b)), d)
-    return xp.ascontiguousarray(z).view(np.float32)
+    c.imag[..., m] = 0
+    a, b = c[..., :m], np.conj(c[..., m:0:-1])
+    z = inverse((a + b) + np.complex64(1j) * (np.conj(_real_twiddles(n, "cpu")[:m]) * (a - b)), d)
+    return z.view(np.float32)
