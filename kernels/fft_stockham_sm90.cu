@@ -194,8 +194,8 @@ __device__ __forceinline__ float2* stockham_passes(float2* src, float2* dst, con
 // x, y: the lines (LineLayout in and out); twiddle: the passes' (m, R) tables with m > 1, in pass
 // order; blocks: (2, TERMS) DFT-block parts of the radix-16 and last passes, each PART_BYTES in
 // wgmma's K-major 128-byte-swizzled layout (splitprec._fft_engine.b_tiles); table (used when
-// use_table != 0): complex64 factors of the outputs, indexed by the output offset inside the batch.
-// x and y do not overlap. Each CTA loops over line blocks blockIdx.x, blockIdx.x + gridDim.x, ...
+// use_table != 0): complex64 factors of the outputs, indexed by the output offset inside the batch;
+// nonfinite (or null) is set to 1 when a value read from x is NaN or ±inf. x and y do not overlap. Each CTA loops over line blocks blockIdx.x, blockIdx.x + gridDim.x, ...
 template <int FMT,         // part format: FMT_TF32 or FMT_BF16
           int TERMS,       // parts per value
           unsigned PAIRS,  // bit 3*i + j set: product of part i (data) and part j (DFT block) taken
@@ -203,7 +203,8 @@ template <int FMT,         // part format: FMT_TF32 or FMT_BF16
 __global__ void __launch_bounds__(FFT_WARPGROUPS * 128, 2)
 fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
                   const float2* __restrict__ twiddle, const uint4* __restrict__ blocks,
-                  const float2* __restrict__ table, int use_table, long long lines, int log2_lines,
+                  const float2* __restrict__ table, int use_table, unsigned* nonfinite,
+                  long long lines, int log2_lines,
                   long long batch_stride, int in_line_stride, int in_elem_stride,
                   int out_line_stride, int out_elem_stride) {
   extern __shared__ unsigned char shared_raw[];             // 1024-byte aligned below
@@ -222,13 +223,18 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
 #pragma unroll 1
   for (long long block = blockIdx.x; block < line_blocks; block += gridDim.x) {
     const long long first = block * (FFT_ELEMENTS / N);    // first line
+    unsigned seen = 0;                                      // 1 once a NaN or ±inf is read
     for (int i = threadIdx.x; i < FFT_ELEMENTS; i += blockDim.x) {
       int line, j;
       io_slot<LOG2N>(i, in.lines_fast(), line, j);
       const long long g = first + line;
-      smem[swizzle(line * N + j)] = g < lines ? x[in.batch(g) + in.within(g, j)] : make_float2(0.f, 0.f);
+      const float2 v = g < lines ? x[in.batch(g) + in.within(g, j)] : make_float2(0.f, 0.f);
+      seen |= (__float_as_uint(v.x) & 0x7F800000u) == 0x7F800000u;
+      seen |= (__float_as_uint(v.y) & 0x7F800000u) == 0x7F800000u;
+      smem[swizzle(line * N + j)] = v;
     }
-    __syncthreads();   // also orders the DFT blocks' copy before the first wgmma
+    // The barrier also orders the DFT blocks' copy before the first wgmma.
+    if (__syncthreads_or(seen) && nonfinite && threadIdx.x == 0) atomicOr(nonfinite, 1u);
     const float2* src = stockham_passes<FMT, TERMS, PAIRS, N, 0>(smem, smem + FFT_ELEMENTS, twiddle,
                                                                  first_block, last_block);
     for (int i = threadIdx.x; i < FFT_ELEMENTS; i += blockDim.x) {

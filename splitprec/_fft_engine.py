@@ -238,8 +238,9 @@ def plan(n, d, device):
                 _to_device(spectrum, device), plan(m, d, device))
 
 
-def _launch_lines(x, y, p, d, lines, layout, table=None):
-    """One launch of the fused kernel: ``lines`` transforms of length ``p.n`` from ``x`` into ``y``.
+def _launch_lines(x, y, p, d, lines, layout, table=None, nonfinite=None):
+    """One launch of the fused kernel: ``lines`` transforms of length ``p.n`` from ``x`` into ``y``;
+    ``nonfinite`` (a uint32 device scalar, or None) gets 1 when ``x`` holds NaN or ±inf.
 
     ``layout = (log2 lines per batch, batch stride, input line stride, input element stride,
     output line stride, output element stride)``: element ``j`` of line ``(b, c)`` is read at
@@ -251,40 +252,40 @@ def _launch_lines(x, y, p, d, lines, layout, table=None):
     line_blocks = -(-lines // (KERNEL_ELEMENTS // p.n))
     grid = (min(line_blocks, _CTAS_PER_SM * cupy.cuda.Device().attributes["MultiProcessorCount"]), 1, 1)
     args = (x, y, twiddles, tiles, twiddles if table is None else table, np.int32(table is not None),
-            np.int64(lines), np.int32(layout[0]), np.int64(layout[1]), *map(np.int32, layout[2:]))
+            nonfinite, np.int64(lines), np.int32(layout[0]), np.int64(layout[1]), *map(np.int32, layout[2:]))
     _launch.launch(KERNEL_FILE, kernel_expression(p.n, d), grid, (KERNEL_THREADS, 1, 1), args,
                    shared_bytes=1024 + tiles.nbytes + 2 * KERNEL_ELEMENTS * 8)
     return y
 
 
-def _fused(x, p, d):
+def _fused(x, p, d, nonfinite):
     """The forward DFT of complex64 ``x`` (batch, n) by one launch of the fused kernel."""
     import cupy
     x = cupy.ascontiguousarray(x)
-    return _launch_lines(x, cupy.empty_like(x), p, d, x.shape[0], (0, p.n, 0, 1, 0, 1))
+    return _launch_lines(x, cupy.empty_like(x), p, d, x.shape[0], (0, p.n, 0, 1, 0, 1), nonfinite=nonfinite)
 
 
-def _fused_steps(x, p, d):
+def _fused_steps(x, p, d, nonfinite):
     """The two-step transform of complex64 ``x`` (batch, n1 * n2): one launch per step."""
     import cupy
     first, second, table = p.steps
     n1, n2, batch = first.n, second.n, x.shape[0]
     x = cupy.ascontiguousarray(x)
     z = _launch_lines(x, cupy.empty_like(x), first, d, batch * n2,
-                      (n2.bit_length() - 1, p.n, 1, n2, 1, n2), table)
+                      (n2.bit_length() - 1, p.n, 1, n2, 1, n2), table, nonfinite)
     return _launch_lines(z, cupy.empty_like(x), second, d, batch * n1,
                          (n1.bit_length() - 1, p.n, n2, 1, 1, n1))
 
 
-def _steps(x, p, d, kernel):
+def _steps(x, p, d, kernel, nonfinite):
     """The two-step transform of complex64 ``x`` (batch, n1 * n2) (module docstring)."""
     xp = namespace(x)
     first, second, table = p.steps
     n1, n2, batch = first.n, second.n, x.shape[0]
     if kernel and first.kernel is not None and second.kernel is not None:
-        return _fused_steps(x, p, d)
+        return _fused_steps(x, p, d, nonfinite)
     lines = xp.ascontiguousarray(x.reshape(batch, n1, n2).transpose(0, 2, 1)).reshape(-1, n1)
-    z = _stockham(lines, first, d, kernel).reshape(batch, n2, n1).transpose(0, 2, 1) * table
+    z = _stockham(lines, first, d, kernel, nonfinite).reshape(batch, n2, n1).transpose(0, 2, 1) * table
     z = _stockham(xp.ascontiguousarray(z).reshape(-1, n2), second, d, kernel)
     return xp.ascontiguousarray(z.reshape(batch, n1, n2).transpose(0, 2, 1)).reshape(batch, p.n)
 
@@ -300,13 +301,16 @@ def _gpu_block_product(rows, block, d):
     return out
 
 
-def _stockham(x, p, d, kernel=True):
-    """Forward DFT along the last axis of complex64 ``x`` (batch, n) by the passes of ``p``."""
+def _stockham(x, p, d, kernel=True, nonfinite=None):
+    """Forward DFT along the last axis of complex64 ``x`` (batch, n) by the passes of ``p``;
+    ``nonfinite``: as :func:`forward`."""
     xp = namespace(x)
     if p.steps is not None:
-        return _steps(x, p, d, kernel)
+        return _steps(x, p, d, kernel, nonfinite)
     if kernel and p.kernel is not None:
-        return _fused(x, p, d)
+        return _fused(x, p, d, nonfinite)
+    if nonfinite is not None:
+        _flag_nonfinite_kernel()(x, nonfinite)
     batch, q = x.shape[0], 1
     y = x.reshape(batch, p.n, 1)
     for step in p.passes:
@@ -323,10 +327,12 @@ def _stockham(x, p, d, kernel=True):
     return y.reshape(batch, p.n)
 
 
-def forward(x, d, *, kernel=True):
+def forward(x, d, *, kernel=True, nonfinite=None):
     """Forward DFT along the last axis of complex64 ``x`` (any leading shape) in scheme ``d``.
 
     ``kernel=False`` runs the passes one by one on the GPU even where the fused kernel applies.
+    ``nonfinite`` (cupy only: a uint32 device scalar, or None) gets 1 when ``x`` holds NaN or ±inf,
+    found by the kernel that first reads ``x`` (the outputs of such lines are then not meaningful).
     """
     xp = namespace(x)
     n = x.shape[-1]
@@ -335,19 +341,28 @@ def forward(x, d, *, kernel=True):
         return xp.empty(x.shape, np.complex64)
     p = plan(n, d, "gpu" if xp is not np else "cpu")
     if p.chirp is None:
-        return _stockham(lines, p, d, kernel).reshape(x.shape)
+        return _stockham(lines, p, d, kernel, nonfinite).reshape(x.shape)
     m = p.inner.n
     a = xp.zeros((lines.shape[0], m), np.complex64)
     a[:, :n] = lines * p.chirp
-    spectrum = _stockham(a, p.inner, d, kernel) * p.spectrum
+    spectrum = _stockham(a, p.inner, d, kernel, nonfinite) * p.spectrum
     conv = xp.conj(_stockham(xp.conj(spectrum), p.inner, d, kernel))
     return (conv[:, :n] * p.chirp).reshape(x.shape)
 
 
-def inverse(x, d):
+def inverse(x, d, nonfinite=None):
     """Unnormalized inverse DFT along the last axis: ``conj(forward(conj(x)))``."""
     xp = namespace(x)
-    return xp.conj(forward(xp.conj(x), d))
+    return xp.conj(forward(xp.conj(x), d, nonfinite=nonfinite))
+
+
+@functools.lru_cache(maxsize=None)
+def _flag_nonfinite_kernel():
+    """cupy kernel ``(x, flag)``: sets ``flag`` to 1 where complex64 ``x`` holds NaN or ±inf."""
+    import cupy
+    return cupy.ElementwiseKernel(
+        "complex64 x", "raw uint32 flag",
+        "if (!isfinite(x.real()) || !isfinite(x.imag())) atomicOr(&flag[0], 1u);", "splitprec_flag_nonfinite")
 
 
 @functools.lru_cache(maxsize=16)
@@ -371,7 +386,8 @@ X = complex<float>(__fadd_rn(er, __fsub_rn(__fmul_rn(wr, o_r), __fmul_rn(wi, o_i
 _PACK = """
 const long long line = i / m, k = i % m;
 const complex<float> a = c[line * (m + 1) + k], x = c[line * (m + 1) + m - k];
-const float ar = a.real(), ai = k == 0 ? 0.f : a.imag(), br = x.real(), bi = k == 0 ? 0.f : -x.imag();
+const float ar = a.real(), br = x.real();   // X_0's and X_m's imaginary parts: 0, NaN if not finite
+const float ai = k == 0 ? __fmul_rn(a.imag(), 0.f) : a.imag(), bi = k == 0 ? __fmul_rn(x.imag(), 0.f) : -x.imag();
 const float tr = __fsub_rn(ar, br), ti = __fsub_rn(ai, bi), wr = w[k].real(), wi = -w[k].imag();
 const float qr = __fsub_rn(__fmul_rn(wr, tr), __fmul_rn(wi, ti)), qi = __fadd_rn(__fmul_rn(wr, ti), __fmul_rn(wi, tr));
 Z = complex<float>(__fsub_rn(__fadd_rn(ar, br), qi), __fadd_rn(__fadd_rn(ai, bi), qr));
@@ -388,7 +404,7 @@ def _real_kernels():
                                    "splitprec_irfft_pack"))
 
 
-def real_forward(x, d):
+def real_forward(x, d, nonfinite=None):
     """The first ``n // 2 + 1`` outputs of the DFT of real float32 ``x`` (..., n).
 
     Even ``n``: one complex transform of half the length, ``Z = DFT_m(x[0::2] + i x[1::2])`` with
@@ -399,8 +415,8 @@ def real_forward(x, d):
     xp = namespace(x)
     n = x.shape[-1]
     if n % 2:
-        return forward(x.astype(np.complex64), d)[..., :n // 2 + 1]
-    z = forward(xp.ascontiguousarray(x, dtype=np.float32).view(np.complex64), d)
+        return forward(x.astype(np.complex64), d, nonfinite=nonfinite)[..., :n // 2 + 1]
+    z = forward(xp.ascontiguousarray(x, dtype=np.float32).view(np.complex64), d, nonfinite=nonfinite)
     if xp is not np:
         out = xp.empty(z.shape[:-1] + (n // 2 + 1,), np.complex64)
         return _real_kernels()[0](xp.ascontiguousarray(z), _real_twiddles(n, "gpu"), np.int64(n // 2), out)
@@ -409,7 +425,7 @@ def real_forward(x, d):
     return (a + b) * np.float32(0.5) + _real_twiddles(n, "cpu") * ((a - b) * np.complex64(-0.5j))
 
 
-def real_inverse(c, n, d):
+def real_inverse(c, n, d, nonfinite=None):
     """Real float32 ``x`` (..., n) whose DFT has first half ``c`` (..., n // 2 + 1), unnormalized;
     the imaginary parts of ``c[0]`` and (even ``n``) ``c[n // 2]`` are ignored, as numpy.fft.irfft.
 
@@ -422,15 +438,15 @@ def real_inverse(c, n, d):
     if n % 2 == 0 and xp is not np:
         packed = xp.empty(c.shape[:-1] + (m,), np.complex64)
         _real_kernels()[1](xp.ascontiguousarray(c, dtype=np.complex64), _real_twiddles(n, "gpu"), np.int64(m), packed)
-        return xp.ascontiguousarray(inverse(packed, d)).view(np.float32)
+        return xp.ascontiguousarray(inverse(packed, d, nonfinite)).view(np.float32)
     c = xp.array(c, dtype=np.complex64)
     c.imag[..., 0] = 0
     if n % 2:
         full = xp.empty(c.shape[:-1] + (n,), np.complex64)
         full[..., :c.shape[-1]] = c
         full[..., c.shape[-1]:] = xp.conj(c[..., 1:])[..., ::-1]
-        return inverse(full, d).real
+        return inverse(full, d, nonfinite).real
     c.imag[..., m] = 0
     a, b = c[..., :m], np.conj(c[..., m:0:-1])
-    z = inverse((a + b) + np.complex64(1j) * (np.conj(_real_twiddles(n, "cpu")[:m]) * (a - b)), d)
+    z = inverse((a + b) + np.complex64(1j) * (np.conj(_real_twiddles(n, "cpu")[:m]) * (a - b)), d, nonfinite)
     return z.view(np.float32)

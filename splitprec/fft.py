@@ -124,29 +124,41 @@ def _nonfinite_lines(x, xp):
     return ~finite.all(axis=-1, keepdims=True)
 
 
-def _line(x, n, *, kind, inverse, d):
-    """The unscaled 1-D transform of the last axis of finite ``x`` (already resized)."""
+def _line(x, n, *, kind, inverse, d, nonfinite=None):
+    """The unscaled 1-D transform of the last axis of ``x`` (already resized); ``nonfinite``: as
+    :func:`splitprec._fft_engine.forward`."""
     if kind == "c2r":
-        return _fft_engine.real_inverse(x, n, d)
+        return _fft_engine.real_inverse(x, n, d, nonfinite)
     if kind == "r2c":
-        return _fft_engine.real_forward(x, d)
-    return (_fft_engine.inverse if inverse else _fft_engine.forward)(x.astype(np.complex64), d)
+        return _fft_engine.real_forward(x, d, nonfinite)
+    return (_fft_engine.inverse if inverse else _fft_engine.forward)(x.astype(np.complex64), d,
+                                                                       nonfinite=nonfinite)
 
 
 def _transform(x, n, axis, *, norm, inverse, kind, d):
-    """One 1-D transform along ``axis`` of a validated array (``kind``: c2c, r2c, c2r)."""
+    """One 1-D transform along ``axis`` of a validated array (``kind``: c2c, r2c, c2r).
+
+    On the GPU the kernel that first reads the data flags NaN/inf, so finite input costs no extra
+    pass; flagged input (and every CPU input) is checked line by line, its non-finite lines
+    transformed as zeros and set to NaN afterwards.
+    """
     xp = namespace(x)
     x = _resize(xp.moveaxis(x, axis, -1), n // 2 + 1 if kind == "c2r" else n, xp)
-    bad = _nonfinite_lines(x, xp)
-    has_bad = bool(bad.any())
-    if has_bad:
-        x = xp.where(bad, x.dtype.type(0), x)
-    y = _line(x, n, kind=kind, inverse=inverse, d=d)
+    bad = None
+    if xp is not np:
+        flag = xp.zeros(1, np.uint32)
+        y = _line(x, n, kind=kind, inverse=inverse, d=d, nonfinite=flag)
+        if int(flag.get()[0]):
+            bad = _nonfinite_lines(x, xp)
+    if xp is np or bad is not None:
+        bad = _nonfinite_lines(x, xp) if bad is None else bad
+        any_bad = bool(bad.any())
+        y = _line(xp.where(bad, x.dtype.type(0), x) if any_bad else x, n, kind=kind, inverse=inverse, d=d)
+        if any_bad:
+            y = xp.where(bad, y.dtype.type(complex(np.nan, np.nan) if y.dtype.kind == "c" else np.nan), y)
     factor = _norm_factor(norm, n, inverse)
     if factor != 1.0:
         y = y * np.float32(factor)
-    if has_bad:
-        y = xp.where(bad, y.dtype.type(complex(np.nan, np.nan) if y.dtype.kind == "c" else np.nan), y)
     return xp.moveaxis(y, -1, axis)
 
 

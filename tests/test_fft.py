@@ -277,7 +277,7 @@ def test_real_transforms_of_even_length_run_the_half_length_complex_transform(n)
     """rfft of even n is the length-n/2 transform of the packed pairs, then the post-processing:
     with an exact inner transform it matches the complex128 rfft to float32 rounding."""
     x = _signal((n,), "r", seed=3)
-    exact = lambda z, d: np.fft.fft(z.astype(np.complex128)).astype(np.complex64)   # noqa: E731
+    exact = lambda z, d, **_: np.fft.fft(z.astype(np.complex128)).astype(np.complex64)   # noqa: E731
     original, _fft_engine.forward = _fft_engine.forward, exact
     try:
         y = _fft_engine.real_forward(x, sp.dtype(DEFAULT))
@@ -597,6 +597,22 @@ def test_gpu_fftconvolve_within_twice_cupyx():
     y = sp.fft.fftconvolve(cp.asarray(in1), cp.asarray(in2), "same", axes=-1)
     anchor = cupyx_signal.fftconvolve(cp.asarray(in1), cp.asarray(in2), "same", axes=-1)
     assert y.dtype == np.float32 and _rel(y.get(), ref) <= 2 * _rel(anchor.get(), ref)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("family", ONE_D, ids=_ids)
+@pytest.mark.parametrize("n", [1024, 2 ** 13, 105, 1009])   # fused, two steps, passes, Bluestein
+def test_gpu_nonfinite_lines_match_the_cpu_engine(family, n):
+    """The kernels flag NaN/inf as they read it; flagged lines come out NaN as on the CPU."""
+    cp = _cupy()
+    ours, _, kind = family
+    x = _signal((3, n), kind)
+    x[1, 7] = np.inf
+    if kind == "c":
+        x[2, 0] = complex(1, np.nan)          # the first value's imaginary part (irfft's DC)
+    y_gpu, y_cpu = ours(cp.asarray(x)).get(), ours(x)
+    np.testing.assert_array_equal(np.isnan(y_gpu), np.isnan(y_cpu))
+    assert np.isfinite(y_gpu[0]).all() and np.isnan(y_gpu[1]).all()
 
 
 @pytest.mark.gpu
