@@ -76,10 +76,10 @@ TILES = {"bf16": Tile(2, 4, 2, 3), "bf16x3": Tile(4, 2, 4, 3), "bf16x6": Tile(4,
 # Measured on the H200 by benchmarks/gemm.py (public sp.matmul, N(0,1) inputs, see docs/kernels.md):
 # TFLOP/s (2*m*n*k / t) at n = 2048, 4096, 8192 and 16384, and the normwise error vs float64 at
 # n = 8192. precision="fp32" on the GPU takes the fp32-class scheme of the best geometric mean.
-MEASURED = {"tf32x3": ((22.26, 74.92, 105.39, 104.34), 1.24e-06),
-            "bf16x6": ((23.52, 78.50, 91.87, 107.13), 9.98e-07),
-            "bf16x9": ((20.04, 58.77, 70.05, 73.74), 9.98e-07)}
-MEASURED_SOURCE = "benchmarks/results/gemm-2026-11-30-f4e04db.json"   # cuBLAS SGEMM at 8192: 48.8, 1.62e-06
+MEASURED = {"tf32x3": ((46.2, 102.55, 103.9, 102.11), 1.24e-06),
+            "bf16x6": ((45.87, 98.42, 92.66, 107.07), 9.98e-07),
+            "bf16x9": ((38.16, 68.73, 69.36, 72.19), 9.98e-07)}
+MEASURED_SOURCE = "benchmarks/results/gemm-2026-11-30-2345996.json"   # cuBLAS SGEMM at 8192: 49.0, 1.62e-06
 
 
 def fastest(precision):

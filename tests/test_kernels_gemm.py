@@ -349,3 +349,14 @@ def test_gpu_precision_fp32_uses_measured_fastest_scheme():
     expected = sp.matmul(a, b, dtype=_gpu.fastest("fp32"))
     assert _gpu.fastest("fp32").fp32_class
     cupy.testing.assert_array_equal(sp.matmul(a, b, precision="fp32"), expected)
+
+
+def test_measured_table_is_the_named_results_file():
+    """``_gpu.MEASURED`` (what precision="fp32" picks from) holds the public rows of the file it names."""
+    import json
+    import pathlib
+    results = json.loads((pathlib.Path(__file__).parent.parent / _gpu.MEASURED_SOURCE).read_text())["results"]
+    for name, (tflops, error) in _gpu.MEASURED.items():
+        rows = {r["n"]: r for r in results if r["name"] == name and r["m"] == r["n"] == r["k"] and r["batch"] == 1}
+        assert tflops == pytest.approx([rows[n]["tflops"] for n in (2048, 4096, 8192, 16384)], abs=0.01)
+        assert error == pytest.approx(rows[8192]["rel_error"], rel=1e-2)
