@@ -12,6 +12,9 @@
 
 constexpr int FFT_ELEMENTS = 4096;   // complex values per line block: FFT_ELEMENTS / N whole lines
 constexpr int FFT_WARPGROUPS = 2;
+constexpr int THREADS = FFT_WARPGROUPS * 128;
+constexpr int PER_THREAD = FFT_ELEMENTS / THREADS;   // values each thread moves in and out
+constexpr int IO_BATCH = 8;                            // of them loaded together (latency, registers)
 constexpr int TILE_ROWS = 64;        // sub-vectors of one wgmma (m64)
 constexpr int PART_BYTES = 4096;     // one DFT-block part: 32 rows (outputs) x 128 bytes of k, swizzled
 
@@ -200,7 +203,7 @@ template <int FMT,         // part format: FMT_TF32 or FMT_BF16
           int TERMS,       // parts per value
           unsigned PAIRS,  // bit 3*i + j set: product of part i (data) and part j (DFT block) taken
           int LOG2N>       // transform length N = 2**LOG2N, 4 <= LOG2N <= 12
-__global__ void __launch_bounds__(FFT_WARPGROUPS * 128, 2)
+__global__ void __launch_bounds__(THREADS, 2)
 fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
                   const float2* __restrict__ twiddle, const uint4* __restrict__ blocks,
                   const float2* __restrict__ table, int use_table, unsigned* nonfinite,
@@ -213,8 +216,7 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
   unsigned char* base = shared_raw + (((raw + 1023) & ~1023u) - raw);
   const unsigned first_block = shared_address(base), last_block = first_block + TERMS * PART_BYTES;
   float2* const smem = reinterpret_cast<float2*>(base + BLOCK_BYTES);   // (2, FFT_ELEMENTS): ping-pong
-  for (int i = threadIdx.x; i < BLOCK_BYTES / 16; i += blockDim.x)
-    reinterpret_cast<uint4*>(base)[i] = blocks[i];
+  for (int i = threadIdx.x; i < BLOCK_BYTES / 16; i += THREADS) reinterpret_cast<uint4*>(base)[i] = blocks[i];
   shared_writes_to_async_proxy();
 
   const LineLayout in{log2_lines, batch_stride, in_line_stride, in_elem_stride};
@@ -224,27 +226,47 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
   for (long long block = blockIdx.x; block < line_blocks; block += gridDim.x) {
     const long long first = block * (FFT_ELEMENTS / N);    // first line
     unsigned seen = 0;                                      // 1 once a NaN or ±inf is read
-    for (int i = threadIdx.x; i < FFT_ELEMENTS; i += blockDim.x) {
-      int line, j;
-      io_slot<LOG2N>(i, in.lines_fast(), line, j);
-      const long long g = first + line;
-      const float2 v = g < lines ? x[in.batch(g) + in.within(g, j)] : make_float2(0.f, 0.f);
-      seen |= (__float_as_uint(v.x) & 0x7F800000u) == 0x7F800000u;
-      seen |= (__float_as_uint(v.y) & 0x7F800000u) == 0x7F800000u;
-      smem[swizzle(line * N + j)] = v;
+#pragma unroll 1
+    for (int r0 = 0; r0 < PER_THREAD; r0 += IO_BATCH) {
+      float2 v[IO_BATCH];                                   // a batch of loads in flight, then its stores
+#pragma unroll
+      for (int r = 0; r < IO_BATCH; ++r) {
+        int line, j;
+        io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, in.lines_fast(), line, j);
+        const long long g = first + line;
+        v[r] = g < lines ? x[in.batch(g) + in.within(g, j)] : make_float2(0.f, 0.f);
+      }
+#pragma unroll
+      for (int r = 0; r < IO_BATCH; ++r) {
+        int line, j;
+        io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, in.lines_fast(), line, j);
+        seen |= (__float_as_uint(v[r].x) & 0x7F800000u) == 0x7F800000u;
+        seen |= (__float_as_uint(v[r].y) & 0x7F800000u) == 0x7F800000u;
+        smem[swizzle(line * N + j)] = v[r];
+      }
     }
     // The barrier also orders the DFT blocks' copy before the first wgmma.
     if (__syncthreads_or(seen) && nonfinite && threadIdx.x == 0) atomicOr(nonfinite, 1u);
     const float2* src = stockham_passes<FMT, TERMS, PAIRS, N, 0>(smem, smem + FFT_ELEMENTS, twiddle,
                                                                  first_block, last_block);
-    for (int i = threadIdx.x; i < FFT_ELEMENTS; i += blockDim.x) {
-      int line, k;
-      io_slot<LOG2N>(i, out.lines_fast(), line, k);
-      const long long g = first + line;
-      if (g >= lines) continue;
-      const int within = out.within(g, k);
-      const float2 z = src[swizzle(line * N + k)];
-      y[out.batch(g) + within] = use_table ? complex_mul(z, table[within]) : z;
+#pragma unroll 1
+    for (int r0 = 0; r0 < PER_THREAD; r0 += IO_BATCH) {
+      float2 v[IO_BATCH];
+#pragma unroll
+      for (int r = 0; r < IO_BATCH; ++r) {
+        int line, k;
+        io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, out.lines_fast(), line, k);
+        v[r] = src[swizzle(line * N + k)];
+      }
+#pragma unroll
+      for (int r = 0; r < IO_BATCH; ++r) {
+        int line, k;
+        io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, out.lines_fast(), line, k);
+        const long long g = first + line;
+        if (g >= lines) continue;
+        const int within = out.within(g, k);
+        y[out.batch(g) + within] = use_table ? complex_mul(v[r], table[within]) : v[r];
+      }
     }
     __syncthreads();   // the buffers are refilled by the next line block
   }
