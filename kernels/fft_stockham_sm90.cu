@@ -61,7 +61,15 @@ struct LineLayout {
     return static_cast<int>(g & ((1 << log2_lines) - 1)) * line_stride + j * elem_stride;
   }
   __device__ __forceinline__ long long batch(long long g) const { return (g >> log2_lines) * batch_stride; }
+  // Line g of length n at data + g * n, 16-byte aligned: whole line blocks move as float4.
+  __device__ __forceinline__ bool contiguous(const float2* data, int n) const {
+    return elem_stride == 1 && (reinterpret_cast<unsigned long long>(data) & 15) == 0 &&
+           (log2_lines == 0 ? batch_stride == n
+                            : line_stride == n && batch_stride == (static_cast<long long>(n) << log2_lines));
+  }
 };
+
+__device__ __forceinline__ unsigned not_finite(float v) { return (__float_as_uint(v) & 0x7F800000u) == 0x7F800000u; }
 
 // The parts of x0 (and x1, bf16) as splitprec.split makes them (shift 0, no scaling), packed as
 // operand registers: part i rounds the residual left by parts 0..i-1 to nearest even, and each
@@ -222,50 +230,80 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
   const LineLayout in{log2_lines, batch_stride, in_line_stride, in_elem_stride};
   const LineLayout out{log2_lines, batch_stride, out_line_stride, out_elem_stride};
   const long long line_blocks = (lines + FFT_ELEMENTS / N - 1) / (FFT_ELEMENTS / N);
+  const bool in_contiguous = in.contiguous(x, N), out_contiguous = !use_table && out.contiguous(y, N);
 #pragma unroll 1
   for (long long block = blockIdx.x; block < line_blocks; block += gridDim.x) {
     const long long first = block * (FFT_ELEMENTS / N);    // first line
     unsigned seen = 0;                                      // 1 once a NaN or ±inf is read
+    // Batches of loads in flight, then their stores: the values a thread moves are independent.
+    if (in_contiguous) {
+      const float4* pairs = reinterpret_cast<const float4*>(x + first * N);
+      const long long count = (lines - first < FFT_ELEMENTS / N ? lines - first : FFT_ELEMENTS / N) * N / 2;
 #pragma unroll 1
-    for (int r0 = 0; r0 < PER_THREAD; r0 += IO_BATCH) {
-      float2 v[IO_BATCH];                                   // a batch of loads in flight, then its stores
+      for (int r0 = 0; r0 < PER_THREAD / 2; r0 += IO_BATCH / 2) {
+        float4 v[IO_BATCH / 2];
 #pragma unroll
-      for (int r = 0; r < IO_BATCH; ++r) {
-        int line, j;
-        io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, in.lines_fast(), line, j);
-        const long long g = first + line;
-        v[r] = g < lines ? x[in.batch(g) + in.within(g, j)] : make_float2(0.f, 0.f);
+        for (int r = 0; r < IO_BATCH / 2; ++r) {
+          const int p = threadIdx.x + (r0 + r) * THREADS;
+          v[r] = p < count ? pairs[p] : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+#pragma unroll
+        for (int r = 0; r < IO_BATCH / 2; ++r) {
+          seen |= not_finite(v[r].x) | not_finite(v[r].y) | not_finite(v[r].z) | not_finite(v[r].w);
+          *reinterpret_cast<float4*>(smem + swizzle(2 * (threadIdx.x + (r0 + r) * THREADS))) = v[r];
+        }
       }
+    } else {
+#pragma unroll 1
+      for (int r0 = 0; r0 < PER_THREAD; r0 += IO_BATCH) {
+        float2 v[IO_BATCH];
 #pragma unroll
-      for (int r = 0; r < IO_BATCH; ++r) {
-        int line, j;
-        io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, in.lines_fast(), line, j);
-        seen |= (__float_as_uint(v[r].x) & 0x7F800000u) == 0x7F800000u;
-        seen |= (__float_as_uint(v[r].y) & 0x7F800000u) == 0x7F800000u;
-        smem[swizzle(line * N + j)] = v[r];
+        for (int r = 0; r < IO_BATCH; ++r) {
+          int line, j;
+          io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, in.lines_fast(), line, j);
+          const long long g = first + line;
+          v[r] = g < lines ? x[in.batch(g) + in.within(g, j)] : make_float2(0.f, 0.f);
+        }
+#pragma unroll
+        for (int r = 0; r < IO_BATCH; ++r) {
+          int line, j;
+          io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, in.lines_fast(), line, j);
+          seen |= not_finite(v[r].x) | not_finite(v[r].y);
+          smem[swizzle(line * N + j)] = v[r];
+        }
       }
     }
     // The barrier also orders the DFT blocks' copy before the first wgmma.
     if (__syncthreads_or(seen) && nonfinite && threadIdx.x == 0) atomicOr(nonfinite, 1u);
     const float2* src = stockham_passes<FMT, TERMS, PAIRS, N, 0>(smem, smem + FFT_ELEMENTS, twiddle,
                                                                  first_block, last_block);
-#pragma unroll 1
-    for (int r0 = 0; r0 < PER_THREAD; r0 += IO_BATCH) {
-      float2 v[IO_BATCH];
+    if (out_contiguous) {
+      float4* pairs = reinterpret_cast<float4*>(y + first * N);
+      const long long count = (lines - first < FFT_ELEMENTS / N ? lines - first : FFT_ELEMENTS / N) * N / 2;
 #pragma unroll
-      for (int r = 0; r < IO_BATCH; ++r) {
-        int line, k;
-        io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, out.lines_fast(), line, k);
-        v[r] = src[swizzle(line * N + k)];
+      for (int r = 0; r < PER_THREAD / 2; ++r) {
+        const int p = threadIdx.x + r * THREADS;
+        if (p < count) pairs[p] = *reinterpret_cast<const float4*>(src + swizzle(2 * p));
       }
+    } else {
+#pragma unroll 1
+      for (int r0 = 0; r0 < PER_THREAD; r0 += IO_BATCH) {
+        float2 v[IO_BATCH];
 #pragma unroll
-      for (int r = 0; r < IO_BATCH; ++r) {
-        int line, k;
-        io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, out.lines_fast(), line, k);
-        const long long g = first + line;
-        if (g >= lines) continue;
-        const int within = out.within(g, k);
-        y[out.batch(g) + within] = use_table ? complex_mul(v[r], table[within]) : v[r];
+        for (int r = 0; r < IO_BATCH; ++r) {
+          int line, k;
+          io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, out.lines_fast(), line, k);
+          v[r] = src[swizzle(line * N + k)];
+        }
+#pragma unroll
+        for (int r = 0; r < IO_BATCH; ++r) {
+          int line, k;
+          io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, out.lines_fast(), line, k);
+          const long long g = first + line;
+          if (g >= lines) continue;
+          const int within = out.within(g, k);
+          y[out.batch(g) + within] = use_table ? complex_mul(v[r], table[within]) : v[r];
+        }
       }
     }
     __syncthreads();   // the buffers are refilled by the next line block

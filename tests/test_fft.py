@@ -600,6 +600,19 @@ def test_gpu_fftconvolve_within_twice_cupyx():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("n", [16, 256, 4096])
+def test_gpu_fused_kernel_gives_the_same_bits_for_unaligned_lines(n):
+    """Line blocks 16-byte aligned move as float4, others value by value: the same transform."""
+    cp = _cupy()
+    x = _signal((5 * 4096 // n + 3, n), "c")          # a partial last line block too
+    flat = cp.zeros(x.size + 1, np.complex64)
+    flat[1:] = cp.asarray(x).reshape(-1)
+    unaligned = flat[1:].reshape(x.shape)              # 8 bytes past a 16-byte boundary
+    d = sp.dtype(DEFAULT)
+    cp.testing.assert_array_equal(_fft_engine.forward(unaligned, d), _fft_engine.forward(cp.asarray(x), d))
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("family", ONE_D, ids=_ids)
 @pytest.mark.parametrize("n", [1024, 2 ** 13, 105, 1009])   # fused, two steps, passes, Bluestein
 def test_gpu_nonfinite_lines_match_the_cpu_engine(family, n):
