@@ -202,6 +202,70 @@ __device__ __forceinline__ float2* stockham_passes(float2* src, float2* dst, con
   }
 }
 
+// Moves one line block between global memory (lines in layout `lay`) and shared memory, IO_BATCH
+// values in flight at a time: LOAD reads x (zeros past the last line) and returns 1 if a value was
+// NaN or ±inf; otherwise writes y, times table[offset in the batch] when use_table.
+template <int LOG2N, bool LOAD>
+__device__ __forceinline__ unsigned move_lines(const LineLayout& lay, const float2* x, float2* y, float2* smem,
+                                               long long first, long long lines, const float2* table,
+                                               int use_table) {
+  unsigned seen = 0;
+#pragma unroll 1
+  for (int r0 = 0; r0 < PER_THREAD; r0 += IO_BATCH) {
+    float2 v[IO_BATCH];
+    int line[IO_BATCH], elem[IO_BATCH];
+#pragma unroll
+    for (int r = 0; r < IO_BATCH; ++r) {
+      io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, lay.lines_fast(), line[r], elem[r]);
+      const long long g = first + line[r];
+      if constexpr (LOAD) v[r] = g < lines ? x[lay.batch(g) + lay.within(g, elem[r])] : make_float2(0.f, 0.f);
+      else v[r] = smem[swizzle((line[r] << LOG2N) + elem[r])];
+    }
+#pragma unroll
+    for (int r = 0; r < IO_BATCH; ++r) {
+      const long long g = first + line[r];
+      if constexpr (LOAD) {
+        seen |= not_finite(v[r].x) | not_finite(v[r].y);
+        smem[swizzle((line[r] << LOG2N) + elem[r])] = v[r];
+      } else if (g < lines) {
+        const int within = lay.within(g, elem[r]);
+        y[lay.batch(g) + within] = use_table ? complex_mul(v[r], table[within]) : v[r];
+      }
+    }
+  }
+  return seen;
+}
+
+// The same for line blocks that are N values per line back to back, 16-byte aligned (x + first*N
+// or y + first*N): two values per float4, no layout arithmetic.
+template <int N, bool LOAD>
+__device__ __forceinline__ unsigned move_pairs(const float2* x, float2* y, float2* smem, long long first,
+                                               long long lines) {
+  const long long count = (lines - first < FFT_ELEMENTS / N ? lines - first : FFT_ELEMENTS / N) * N / 2;
+  unsigned seen = 0;
+#pragma unroll 1
+  for (int r0 = 0; r0 < PER_THREAD / 2; r0 += IO_BATCH / 2) {
+    float4 v[IO_BATCH / 2];
+#pragma unroll
+    for (int r = 0; r < IO_BATCH / 2; ++r) {
+      const int p = threadIdx.x + (r0 + r) * THREADS;
+      if constexpr (LOAD) v[r] = p < count ? reinterpret_cast<const float4*>(x + first * N)[p] : make_float4(0.f, 0.f, 0.f, 0.f);
+      else v[r] = *reinterpret_cast<const float4*>(smem + swizzle(2 * p));
+    }
+#pragma unroll
+    for (int r = 0; r < IO_BATCH / 2; ++r) {
+      const int p = threadIdx.x + (r0 + r) * THREADS;
+      if constexpr (LOAD) {
+        seen |= not_finite(v[r].x) | not_finite(v[r].y) | not_finite(v[r].z) | not_finite(v[r].w);
+        *reinterpret_cast<float4*>(smem + swizzle(2 * p)) = v[r];
+      } else if (p < count) {
+        reinterpret_cast<float4*>(y + first * N)[p] = v[r];
+      }
+    }
+  }
+  return seen;
+}
+
 // x, y: the lines (LineLayout in and out); twiddle: the passes' (m, R) tables with m > 1, in pass
 // order; blocks: (2, TERMS) DFT-block parts of the radix-16 and last passes, each PART_BYTES in
 // wgmma's K-major 128-byte-swizzled layout (splitprec._fft_engine.b_tiles); table (used when
@@ -234,78 +298,15 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
 #pragma unroll 1
   for (long long block = blockIdx.x; block < line_blocks; block += gridDim.x) {
     const long long first = block * (FFT_ELEMENTS / N);    // first line
-    unsigned seen = 0;                                      // 1 once a NaN or ±inf is read
-    // Batches of loads in flight, then their stores: the values a thread moves are independent.
-    if (in_contiguous) {
-      const float4* pairs = reinterpret_cast<const float4*>(x + first * N);
-      const long long count = (lines - first < FFT_ELEMENTS / N ? lines - first : FFT_ELEMENTS / N) * N / 2;
-#pragma unroll 1
-      for (int r0 = 0; r0 < PER_THREAD / 2; r0 += IO_BATCH / 2) {
-        float4 v[IO_BATCH / 2];
-#pragma unroll
-        for (int r = 0; r < IO_BATCH / 2; ++r) {
-          const int p = threadIdx.x + (r0 + r) * THREADS;
-          v[r] = p < count ? pairs[p] : make_float4(0.f, 0.f, 0.f, 0.f);
-        }
-#pragma unroll
-        for (int r = 0; r < IO_BATCH / 2; ++r) {
-          seen |= not_finite(v[r].x) | not_finite(v[r].y) | not_finite(v[r].z) | not_finite(v[r].w);
-          *reinterpret_cast<float4*>(smem + swizzle(2 * (threadIdx.x + (r0 + r) * THREADS))) = v[r];
-        }
-      }
-    } else {
-#pragma unroll 1
-      for (int r0 = 0; r0 < PER_THREAD; r0 += IO_BATCH) {
-        float2 v[IO_BATCH];
-#pragma unroll
-        for (int r = 0; r < IO_BATCH; ++r) {
-          int line, j;
-          io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, in.lines_fast(), line, j);
-          const long long g = first + line;
-          v[r] = g < lines ? x[in.batch(g) + in.within(g, j)] : make_float2(0.f, 0.f);
-        }
-#pragma unroll
-        for (int r = 0; r < IO_BATCH; ++r) {
-          int line, j;
-          io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, in.lines_fast(), line, j);
-          seen |= not_finite(v[r].x) | not_finite(v[r].y);
-          smem[swizzle(line * N + j)] = v[r];
-        }
-      }
-    }
+    // Line blocks move a batch of values in flight at a time (loads first, then their stores).
+    const unsigned seen = in_contiguous ? move_pairs<N, true>(x, nullptr, smem, first, lines)
+                                        : move_lines<LOG2N, true>(in, x, nullptr, smem, first, lines, nullptr, 0);
     // The barrier also orders the DFT blocks' copy before the first wgmma.
     if (__syncthreads_or(seen) && nonfinite && threadIdx.x == 0) atomicOr(nonfinite, 1u);
-    const float2* src = stockham_passes<FMT, TERMS, PAIRS, N, 0>(smem, smem + FFT_ELEMENTS, twiddle,
-                                                                 first_block, last_block);
-    if (out_contiguous) {
-      float4* pairs = reinterpret_cast<float4*>(y + first * N);
-      const long long count = (lines - first < FFT_ELEMENTS / N ? lines - first : FFT_ELEMENTS / N) * N / 2;
-#pragma unroll
-      for (int r = 0; r < PER_THREAD / 2; ++r) {
-        const int p = threadIdx.x + r * THREADS;
-        if (p < count) pairs[p] = *reinterpret_cast<const float4*>(src + swizzle(2 * p));
-      }
-    } else {
-#pragma unroll 1
-      for (int r0 = 0; r0 < PER_THREAD; r0 += IO_BATCH) {
-        float2 v[IO_BATCH];
-#pragma unroll
-        for (int r = 0; r < IO_BATCH; ++r) {
-          int line, k;
-          io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, out.lines_fast(), line, k);
-          v[r] = src[swizzle(line * N + k)];
-        }
-#pragma unroll
-        for (int r = 0; r < IO_BATCH; ++r) {
-          int line, k;
-          io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, out.lines_fast(), line, k);
-          const long long g = first + line;
-          if (g >= lines) continue;
-          const int within = out.within(g, k);
-          y[out.batch(g) + within] = use_table ? complex_mul(v[r], table[within]) : v[r];
-        }
-      }
-    }
+    float2* result = stockham_passes<FMT, TERMS, PAIRS, N, 0>(smem, smem + FFT_ELEMENTS, twiddle, first_block,
+                                                              last_block);
+    if (out_contiguous) move_pairs<N, false>(nullptr, y, result, first, lines);
+    else move_lines<LOG2N, false>(out, nullptr, y, result, first, lines, table, use_table);
     __syncthreads();   // the buffers are refilled by the next line block
   }
 }
