@@ -33,11 +33,15 @@ conj(w)_{k-j}`` with the chirp ``w_j = exp(-pi i j^2 / n)`` (float64, rounded to
 convolution done by two power-of-two transforms of length ``m >= 2n - 1`` of this same engine and a
 complex64 product with the chirp's spectrum (computed in float64, divided by ``m``, rounded once).
 
-On the GPU, power-of-two lengths 16..4096 in schemes of tf32 or bf16 parts without scaling run all
-their passes in one kernel, ``kernels/fft_stockham_sm90.cu`` (one read and one write of the data;
-the same passes, blocks, twiddles and split, each product promoted into float32 after every mma
-k-step); the four-step lengths run each step as one launch of that kernel (strided loads and
+On Hopper GPUs, power-of-two lengths 16..4096 in schemes of tf32 or bf16 parts without scaling run
+all their passes in one kernel, ``kernels/fft_stockham_sm90.cu`` (one read and one write of the
+data; the same passes, blocks, twiddles and split, each product promoted into float32 after every
+wgmma k-step); the four-step lengths run each step as one launch of that kernel (strided loads and
 stores, the step-1 twiddles applied on store); other cases run the passes above one by one.
+
+Real input (:func:`real_forward`, :func:`real_inverse`) of even length ``n`` runs one complex
+transform of length ``n / 2`` on the packed pairs ``x[2j] + i x[2j+1]``, with a complex64 step after
+(or before) it; odd ``n`` runs the complex transform of length ``n``.
 """
 import functools
 from dataclasses import dataclass
