@@ -144,14 +144,14 @@ def _transform(x, n, axis, *, norm, inverse, kind, d):
     """
     xp = namespace(x)
     x = _resize(xp.moveaxis(x, axis, -1), n // 2 + 1 if kind == "c2r" else n, xp)
-    bad = None
+    y = None
     if xp is not np:
         flag = xp.zeros(1, np.uint32)
         y = _line(x, n, kind=kind, inverse=inverse, d=d, nonfinite=flag)
         if int(flag.get()[0]):
-            bad = _nonfinite_lines(x, xp)
-    if xp is np or bad is not None:
-        bad = _nonfinite_lines(x, xp) if bad is None else bad
+            y = None
+    if y is None:
+        bad = _nonfinite_lines(x, xp)
         any_bad = bool(bad.any())
         y = _line(xp.where(bad, x.dtype.type(0), x) if any_bad else x, n, kind=kind, inverse=inverse, d=d)
         if any_bad:
