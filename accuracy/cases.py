@@ -28,7 +28,7 @@ import numpy as np
 FP32 = np.finfo(np.float32)
 FP64 = np.finfo(np.float64)
 LEVELS = ("quick", "ci", "full")
-OPS = ("gemm", "fft")
+OPS = ("gemm", "fft", "rfft")
 
 
 def normal(rng, shape, dtype=np.float32):
@@ -159,7 +159,7 @@ def wide_range(rng, n, phi):
 
 @dataclass(frozen=True)
 class Case:
-    """A named input: ``case.inputs(seed)`` returns ``(a, b)`` (gemm) or ``(x,)`` (fft)."""
+    """A named input: ``case.inputs(seed)`` returns ``(a, b)`` (gemm) or ``(x,)`` (fft, rfft)."""
 
     name: str
     op: str
@@ -225,6 +225,19 @@ def _fft_cases():
     return out
 
 
+def _rfft_cases():
+    """Real signals for ``rfft``: even lengths run the half-length packed transform, odd ones not."""
+    out = []
+    add = lambda name, make, level, **params: out.append(Case(name, "rfft", make, level, params))
+    for n in (8, 64, 1000, 1024):
+        level = "quick" if n == 64 else "ci" if n <= 1000 else "full"
+        add(f"rfft_normal_n{n}", lambda r, n=n: (normal(r, n),), level, n=n)
+    add("rfft_impulse_n64", lambda r: (impulse(64, 3).real.copy(),), "ci", n=64)
+    add("rfft_wide_range_n128", lambda r: (exponent_span(r, 128, 8),), "quick", n=128)
+    add("rfft_odd_n97", lambda r: (normal(r, 97),), "ci", n=97)
+    return out
+
+
 def _fp64_cases():
     """float64 GEMM cases for the ``ozaki2_int8x<N>`` schemes, named ``fp64_*``."""
     out = []
@@ -275,7 +288,7 @@ def _fp64_edge_cases(add, normal64):
     add("square_k512", _pair(normal64)(128, 512, 128), "full", k=512)
 
 
-_REGISTRY = {c.name: c for c in _gemm_cases() + _fp64_cases() + _fft_cases()}
+_REGISTRY = {c.name: c for c in _gemm_cases() + _fp64_cases() + _fft_cases() + _rfft_cases()}
 TARGETS = ("float32", "float64")
 
 

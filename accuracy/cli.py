@@ -1,4 +1,4 @@
-"""Command line: ``splitprec report [--quick | --level L] [--schemes ...] [--ops gemm,fft] [--sizes ...]``.
+"""Command line: ``splitprec report [--quick | --level L] [--schemes ...] [--ops gemm,fft,rfft] [--sizes ...]``.
 
 Runs the accuracy suite on the CPU engine (and on the GPU engine when cupy sees a device, then
 also comparing the two), prints a summary table last, writes report.md, report.html and PNG
@@ -12,7 +12,7 @@ import time
 
 import splitprec
 
-from . import report
+from . import cases as case_registry, report
 
 FP64_NOTE = ("fp64 schemes (ozaki2_int8xN): float64 GEMM cases fp64_* against numpy's float64 "
              "matmul (DGEMM), no FFT; plots fp64_error_vs_k.png and fp64_error_vs_span.png, and "
@@ -40,7 +40,8 @@ def _parser():
     rep.add_argument("--schemes", type=_csv("scheme"), default=None,
                      help="comma-separated scheme names (default: every bounded scheme, the "
                      "float32-target ones and the fp64 ozaki2_int8x12..18)")
-    rep.add_argument("--ops", type=_csv("op"), default=["gemm", "fft"], help="gemm,fft (default both)")
+    rep.add_argument("--ops", type=_csv("op"), default=["gemm", "fft", "rfft"],
+                     help="gemm,fft,rfft (default all)")
     rep.add_argument("--sizes", type=_csv("size"), default=None,
                      help="comma-separated k (GEMM) / N (FFT) values to run")
     rep.add_argument("--engines", type=_csv("engine"), default=None,
@@ -75,13 +76,15 @@ def _options(args, parser):
         parser.error(str(err))
     ops = []
     for op in args.ops:
-        if op not in ("gemm", "fft"):
-            parser.error(f"unknown op {op!r}; expected 'gemm' or 'fft'")
+        if op not in case_registry.OPS:
+            parser.error(f"unknown op {op!r}; expected one of {', '.join(case_registry.OPS)}")
         ops.append(op)
     note = []
-    if "fft" in ops and not report.has_fft():
-        ops.remove("fft")
-        note.append("fft skipped: this splitprec has no splitprec.fft")
+    if not report.has_fft():
+        for op in ("fft", "rfft"):
+            if op in ops:
+                ops.remove(op)
+                note.append(f"{op} skipped: this splitprec has no splitprec.fft")
     try:
         sizes = None if args.sizes is None else [int(s) for s in args.sizes]
     except ValueError:

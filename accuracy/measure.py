@@ -1,4 +1,5 @@
-"""Measure a scheme against the exact reference and its bound: ``measure_gemm``, ``measure_fft``, ``check``.
+"""Measure a scheme against the exact reference and its bound: ``measure_gemm``, ``measure_fft`` (also
+for ``rfft``), ``check``.
 
 Errors: ``normwise = ||C_hat - C||_F / ||C||_F`` over the finite entries of the exact product ``C``,
 and ``ratio = max |C_hat - C| / bound`` per entry. An entry where the inputs make ``C`` NaN/inf
@@ -14,7 +15,7 @@ import numpy as np
 
 import splitprec
 
-from .bounds import fft_bound, gemm_bound, schemes as bounded_schemes
+from .bounds import fft_bound, gemm_bound, rfft_bound, schemes as bounded_schemes
 from .reference import _nonfinite_pattern, exact_dft, exact_matmul
 
 TARGET_OF_DTYPE = {"float16": "float32", "float32": "float32", "float64": "float64"}
@@ -116,19 +117,29 @@ def measure_gemm(a, b, scheme, engine="cpu", *, reference=None, native=None):
                            output=computed)
 
 
-def measure_fft(x, scheme, engine="cpu", *, reference=None, native=None):
-    """Run ``splitprec.fft.fft(x, dtype=scheme)`` and compare with :func:`exact_dft` and its bound."""
-    exact = exact_dft(x) if reference is None else reference
+def exact_spectrum(x, op="fft"):
+    """:func:`exact_dft` of ``x``; for ``op="rfft"`` its first ``n // 2 + 1`` entries."""
+    exact = exact_dft(x)
+    return exact[:x.shape[-1] // 2 + 1] if op == "rfft" else exact
+
+
+def measure_fft(x, scheme, engine="cpu", *, op="fft", reference=None, native=None):
+    """Run ``splitprec.fft.fft(x, dtype=scheme)`` (complex64 ``x``), or ``rfft`` for ``op="rfft"``
+    (float32 ``x``), and compare with :func:`exact_spectrum` and the bound (``fft_bound`` /
+    ``rfft_bound``); native is numpy's single-precision transform."""
+    transform, bound_of = {"fft": (splitprec.fft.fft, fft_bound), "rfft": (splitprec.fft.rfft, rfft_bound)}[op]
+    exact = exact_spectrum(x, op) if reference is None else reference
     if native is None:
-        native = _normwise(np.fft.fft(x.astype(np.complex64)).astype(np.complex128), exact)
+        single = np.fft.rfft(x) if op == "rfft" else np.fft.fft(x.astype(np.complex64))
+        native = _normwise(single.astype(np.complex128), exact)
     (dx,), back = _to_device(engine, x)
     start = time.perf_counter()
-    computed = back(splitprec.fft.fft(dx, dtype=scheme)).astype(np.complex128)
+    computed = back(transform(dx, dtype=scheme)).astype(np.complex128)
     seconds = time.perf_counter() - start
     err = np.linalg.norm(computed - exact)
-    bound = fft_bound(x, scheme, engine) * np.linalg.norm(exact)
+    bound = bound_of(x, scheme, engine) * np.linalg.norm(exact)
     ratio = 0.0 if err == 0 else float(err / bound) if bound > 0 else np.inf
-    return Measurement(splitprec.dtype(scheme).name, "fft", engine, _normwise(computed, exact),
+    return Measurement(splitprec.dtype(scheme).name, op, engine, _normwise(computed, exact),
                        ratio, native, seconds, output=computed)
 
 

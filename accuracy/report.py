@@ -16,8 +16,8 @@ import numpy as np
 import splitprec
 
 from . import cases as case_registry
-from .measure import NATIVE, _normwise, gemm_schemes, measure_fft, measure_gemm
-from .reference import exact_dft, exact_matmul
+from .measure import NATIVE, _normwise, exact_spectrum, gemm_schemes, measure_fft, measure_gemm
+from .reference import exact_matmul
 
 REFERENCE_SCHEMES = ("tf32", "bf16")        # drawn in the error-vs-k plot whatever is selected
 
@@ -51,10 +51,10 @@ def select(level, ops, sizes=None, targets=case_registry.TARGETS):
             if "gemm" in ops and target in targets and not have("gemm", target, s):
                 chosen.append(case_registry.Case(f"{prefix}normal_k{s}", "gemm", _normal_pair(s, target),
                                                  level, {"k": s}, target))
-        if "fft" in ops and "float32" in targets and not have("fft", "float32", s):
-            chosen.append(case_registry.Case(f"fft_normal_n{s}", "fft",
-                                             lambda r, n=s: (case_registry.complex_normal(r, n),),
-                                             level, {"n": s}))
+        for op, signal in (("fft", case_registry.complex_normal), ("rfft", case_registry.normal)):
+            if op in ops and "float32" in targets and not have(op, "float32", s):
+                chosen.append(case_registry.Case(f"{op}_normal_n{s}", op, lambda r, n=s, f=signal: (f(r, n),),
+                                                 level, {"n": s}))
     return chosen
 
 
@@ -72,15 +72,16 @@ def _measure_case(case, schemes, engines):
             native = _normwise(np.matmul(*inputs).astype(np.float64), exact)
         measure = lambda s, e: measure_gemm(*inputs, s, e, reference=exact, native=native)
     else:
-        exact = exact_dft(inputs[0])
-        native = _normwise(np.fft.fft(inputs[0]).astype(np.complex128), exact)
-        measure = lambda s, e: measure_fft(inputs[0], s, e, reference=exact, native=native)
+        exact = exact_spectrum(inputs[0], case.op)
+        native = _normwise((np.fft.rfft if case.op == "rfft" else np.fft.fft)(inputs[0]).astype(np.complex128),
+                           exact)
+        measure = lambda s, e: measure_fft(inputs[0], s, e, op=case.op, reference=exact, native=native)
     for scheme in schemes:
         for engine in engines:
             yield replace(measure(scheme, engine), case=case.name, params=dict(case.params))
 
 
-def run(level="quick", schemes=None, ops=("gemm", "fft"), sizes=None, engines=("cpu",), progress=None):
+def run(level="quick", schemes=None, ops=("gemm", "fft", "rfft"), sizes=None, engines=("cpu",), progress=None):
     """Measure every selected case on every scheme and engine; returns a list of Measurements.
 
     A case runs on the schemes of its target: float32 cases (and FFT signals) on the float32-target
@@ -127,7 +128,7 @@ def summary_rows(results):
     rows = []
     for (engine, op, target, scheme), ms in sorted(groups.items()):
         worst = max(ms, key=lambda m: m.ratio)
-        typical = [m for m in ms if m.case.startswith(("normal_", "fp64_normal_", "fft_normal_"))] or ms
+        typical = [m for m in ms if m.case.startswith(("normal_", "fp64_normal_", "fft_normal_", "rfft_normal_"))] or ms
         versus = [m.normwise / m.native for m in typical if m.native > 0]
         rows.append({"engine": engine, "op": op, "scheme": scheme, "target": target,
                      "class": scheme_class(scheme), "worst_ratio": worst.ratio,

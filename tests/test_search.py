@@ -8,9 +8,9 @@ import pytest
 from hypothesis import example, given, target
 from hypothesis import strategies as st
 
-from accuracy import cases, exact_dft, exact_matmul, search
+from accuracy import cases, exact_matmul, search
 from accuracy.bounds import schemes
-from accuracy.measure import gemm_schemes, measure_fft, measure_gemm
+from accuracy.measure import exact_spectrum, gemm_schemes, measure_fft, measure_gemm
 
 SCHEMES = schemes()  # every registered scheme with a derived bound
 PINNED = search.PINNED_GEMM
@@ -79,12 +79,14 @@ def test_fft_error_within_bound(scheme, x):
     assert ratio <= 1, f"{scheme}: fft error/bound = {ratio!r}"
 
 
-@pytest.mark.parametrize("case", cases.registry("ci", "fft"), ids=lambda c: c.name)
+@pytest.mark.parametrize("case", cases.registry("ci", "fft") + cases.registry("full", "rfft"),
+                         ids=lambda c: c.name)
 def test_registered_fft_case_within_bound(case):
+    """Every complex (fft_bound) and real (rfft_bound) signal of the registry, on every scheme."""
     (x,) = case.inputs(seed=0)
-    reference = exact_dft(x)
-    ratios = {s: measure_fft(x, s, reference=reference, native=0.0).ratio for s in SCHEMES}
-    assert all(r <= 1 for r in ratios.values()), f"{case.name}: fft error/bound per scheme {ratios}"
+    reference = exact_spectrum(x, case.op)
+    ratios = {s: measure_fft(x, s, op=case.op, reference=reference, native=0.0).ratio for s in SCHEMES}
+    assert all(r <= 1 for r in ratios.values()), f"{case.name}: {case.op} error/bound per scheme {ratios}"
 
 
 @given(inputs=search.gemm_inputs(max_k=8, max_side=3), scheme=st.sampled_from(SCHEMES))
