@@ -15,6 +15,7 @@ constexpr int FFT_WARPGROUPS = 2;
 constexpr int THREADS = FFT_WARPGROUPS * 128;
 constexpr int PER_THREAD = FFT_ELEMENTS / THREADS;   // values each thread moves in and out
 constexpr int IO_BATCH = 8;                            // of them loaded together (latency, registers)
+constexpr int CTAS_PER_SM = 2;                         // 128 registers per thread, 83 KB shared each
 constexpr int TILE_ROWS = 64;        // sub-vectors of one wgmma (m64)
 constexpr int PART_BYTES = 4096;     // one DFT-block part: 32 rows (outputs) x 128 bytes of k, swizzled
 
@@ -270,12 +271,13 @@ __device__ __forceinline__ unsigned move_pairs(const float2* x, float2* y, float
 // order; blocks: (2, TERMS) DFT-block parts of the radix-16 and last passes, each PART_BYTES in
 // wgmma's K-major 128-byte-swizzled layout (splitprec._fft_engine.b_tiles); table (used when
 // use_table != 0): complex64 factors of the outputs, indexed by the output offset inside the batch;
-// nonfinite (or null) is set to 1 when a value read from x is NaN or ±inf. x and y do not overlap. Each CTA loops over line blocks blockIdx.x, blockIdx.x + gridDim.x, ...
+// nonfinite (or null) is set to 1 when a value read from x is NaN or ±inf. x and y do not overlap.
+// Each CTA loops over line blocks blockIdx.x, blockIdx.x + gridDim.x, ...
 template <int FMT,         // part format: FMT_TF32 or FMT_BF16
           int TERMS,       // parts per value
           unsigned PAIRS,  // bit 3*i + j set: product of part i (data) and part j (DFT block) taken
           int LOG2N>       // transform length N = 2**LOG2N, 4 <= LOG2N <= 12
-__global__ void __launch_bounds__(THREADS, 2)
+__global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
 fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
                   const float2* __restrict__ twiddle, const uint4* __restrict__ blocks,
                   const float2* __restrict__ table, int use_table, unsigned* nonfinite,
