@@ -235,10 +235,21 @@ def _dft_block_norm(r):
     return float(np.linalg.norm(np.block([[c, s], [s, c]]), 2)) * (1 + 2.0 ** -40)
 
 
+def _root_error():
+    """Relative error of ``w_hat = fl32(fl64(w))`` for a root of unity ``w``: the float32 rounding
+    and twice ``_TWIDDLE64`` (both parts)."""
+    return U32 + 2 * _TWIDDLE64
+
+
+def _product_error():
+    """Relative error of one complex64 product, ``sqrt(2) * gamma_2`` (Higham §3.6, Lemma 3.5)."""
+    return math.sqrt(2) * gamma(2)
+
+
 def _twiddle_error():
     """Relative error of ``fl32(w_hat * z)`` against ``w * z`` for ``|w| = 1`` (Higham §3.6)."""
-    e_w = U32 + 2.0 ** -47
-    return e_w + (1 + e_w) * math.sqrt(2) * gamma(2)
+    e_w = _root_error()
+    return e_w + (1 + e_w) * _product_error()
 
 
 def _fft_pass(d, r, n, engine, k_block):
@@ -262,7 +273,7 @@ def _fft_pass(d, r, n, engine, k_block):
     b = (eta_t + (ETA32 if pow2 else 0.0)) * f
     alpha = b * (1 + s) + 2 * eta_b * f * sum_pi
     beta = b * b + 4 * eta_b * eta_b * f * f * sum_one + acc_abs * f * f
-    mm = ((rel + U32) * norm_d + 2.0 ** -46 * r + 2 * r * alpha) / math.sqrt(r)
+    mm = ((rel + U32) * norm_d + 4 * _TWIDDLE64 * r + 2 * r * alpha) / math.sqrt(r)
     if pow2:
         mm += (norm_d * math.sqrt(2) * alpha + 2 * r * math.sqrt(2 * r) * beta) / math.sqrt(r)
         absolute = math.sqrt(2 * n) * ETA32
@@ -297,7 +308,7 @@ def _bluestein_bound(d, n, norm_x, engine, k_block):
     spectrum = (np.fft.fft(kernel) / m).astype(np.complex64)
     delta = 16 * math.log2(m) * 2.0 ** -53 * math.sqrt((2 * n - 1) / m)   # float64 FFT error
     s_max = float(np.abs(spectrum).max()) * (1 + U32)
-    e_tw, e_w, mul = _twiddle_error(), U32 + 2.0 ** -47, math.sqrt(2) * gamma(2)
+    e_tw, e_w, mul = _twiddle_error(), _root_error(), _product_error()
     rm, x = math.sqrt(m), norm_x
     err_a = e_tw * x + 4 * ETA32 * math.sqrt(n)
     err_v = rm * err_a + rel_m * rm * (x + err_a) + abs_m
@@ -383,7 +394,7 @@ def rfft_bound(x, dtype, engine="cpu", *, k_block=256):
     if n % 2:
         return math.sqrt(2) * fft_bound(x.astype(np.complex64), dtype, engine, k_block=k_block)
     beta = np.asarray(fft_bound(np.ascontiguousarray(x).view(np.complex64), dtype, engine, k_block=k_block))
-    e_w, mul = U32 + 2.0 ** -47, math.sqrt(2) * gamma(2)
+    e_w, mul = _root_error(), _product_error()
     post = U32 + (1 + e_w) * (U32 + (1 + U32) * mul) + e_w * (1 + U32)
     with np.errstate(divide="ignore", invalid="ignore"):
         norm_x = np.linalg.norm(x.astype(np.float64), axis=-1) * (1 - 2.0 ** -40)
