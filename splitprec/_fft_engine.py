@@ -136,9 +136,10 @@ class Plan:
 
 
 def kernel_supported(n, d):
-    """True when the fused kernel runs a length-``n`` transform in scheme ``d`` (on Hopper)."""
+    """True when the fused kernel runs a length-``n`` transform in scheme ``d`` on the current GPU
+    (Hopper: the kernel's wgmma exists there only)."""
     return (n & (n - 1) == 0 and 16 <= n <= KERNEL_ELEMENTS and d.base in _FORMAT_CODE
-            and d.scaling == "none" and d.shift == 0)
+            and d.scaling == "none" and d.shift == 0 and _hopper())
 
 
 def _hopper():
@@ -228,7 +229,7 @@ def plan(n, d, device):
     radices = factorize(n)
     if radices is not None:
         passes = _stockham_passes(radices, d, device)
-        fused = device == "gpu" and kernel_supported(n, d) and _hopper()
+        fused = device == "gpu" and kernel_supported(n, d)
         return Plan(n, passes, kernel=_kernel_operands(_stockham_passes(radices, d, "cpu"), d) if fused
                     else None)
     m = 1 << (2 * n - 2).bit_length()

@@ -448,8 +448,9 @@ def test_fftconvolve_error_within_twice_float32_fftconvolve(n1, n2):
 @pytest.mark.parametrize("n, scheme, gpu, length", [
     (1000, "bf16x6", False, 1000), (1000, "bf16x6", True, 1024), (1000, "fp16x3", True, 1000),
     (11, "bf16x6", True, 16), (5, "bf16x6", True, 5), (2 ** 24 + 1, "tf32x3", True, 16796160)])
-def test_fftconvolve_length_is_a_fused_power_of_two_on_the_gpu(n, scheme, gpu, length):
+def test_fftconvolve_length_is_a_fused_power_of_two_on_the_gpu(n, scheme, gpu, length, monkeypatch):
     xp = object() if gpu else np              # any namespace other than numpy means the GPU
+    monkeypatch.setattr(_fft_engine, "_hopper", lambda: True)   # where the fused kernel runs
     assert sp.fft._conv_length(n, sp.dtype(scheme), xp) == length
 
 
