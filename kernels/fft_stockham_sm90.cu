@@ -92,8 +92,9 @@ __device__ __forceinline__ void split_registers(float x0, float x1, unsigned (&r
 }
 
 // One k-step of every product of the pass into `small` (i + j > 0, smallest first, one tensor-core
-// chain) and `big` (hi * hi), both started at zero: wgmma of the sub-vectors' parts (registers) by
-// the DFT block's parts at shared address `block` (part j at block + j * PART_BYTES).
+// chain; untouched when PAIRS has no such product) and `big` (hi * hi), both started at zero: wgmma
+// of the sub-vectors' parts (registers) by the DFT block's parts at shared address `block` (part j
+// at block + j * PART_BYTES).
 template <int FMT, int TERMS, unsigned PAIRS, int COLS, int KSTEPS>
 __device__ __forceinline__ void kstep_products(float (&small)[COLS / 2], float (&big)[COLS / 2],
                                                const unsigned (&a)[TERMS][KSTEPS][4], unsigned block, int ks) {
@@ -122,6 +123,7 @@ __device__ __forceinline__ void stockham_pass(const float2* src, float2* dst, co
   constexpr int COLS = 2 * R < 8 ? 8 : 2 * R;              // wgmma n: (Re, Im) of each output
   constexpr int SUB = N / R;                                // sub-vectors per line
   constexpr bool TWIDDLES = (N >> LOG2Q) > R;               // m > 1
+  constexpr bool SMALL = (PAIRS & ~1u) != 0;                // products with i + j > 0 (not one-part)
   const int group = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
   const int g = lane >> 2, t = lane & 3;                    // fragment row group, thread in group
 #pragma unroll 1
@@ -159,7 +161,10 @@ __device__ __forceinline__ void stockham_pass(const float2* src, float2* dst, co
       warpgroup_wait<0>();
       fence_registers(small); fence_registers(big); fence_registers(s); fence_registers(hh);
 #pragma unroll
-      for (int e = 0; e < COLS / 2; ++e) { small[e] += s[e]; big[e] += hh[e]; }
+      for (int e = 0; e < COLS / 2; ++e) {
+        if constexpr (SMALL) small[e] += s[e];
+        big[e] += hh[e];
+      }
     }
     if constexpr (KSTEPS == 1) {
       warpgroup_wait<0>();
@@ -174,7 +179,8 @@ __device__ __forceinline__ void stockham_pass(const float2* src, float2* dst, co
         const int row = row0 + 8 * half, sv = row % SUB;
         const int j2 = sv >> LOG2Q, c = sv & ((1 << LOG2Q) - 1);
         const int e = nt * 4 + 2 * half;
-        float2 z = make_float2(small[e] + big[e], small[e + 1] + big[e + 1]);
+        float2 z = SMALL ? make_float2(small[e] + big[e], small[e + 1] + big[e + 1])
+                         : make_float2(big[e], big[e + 1]);
         if constexpr (TWIDDLES) z = complex_mul(z, w[nt][half]);
         dst[swizzle((row / SUB) * N + ((j2 * R + k1) << LOG2Q) + c)] = z;
       }

@@ -560,6 +560,21 @@ def test_gpu_fft_error_within_bound_and_twice_cufft(n, dtype, kernel):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("n", [64, 4096, 2 ** 13])
+@pytest.mark.parametrize("dtype", accuracy.bounds.schemes())
+def test_gpu_every_scheme_within_bound(n, dtype):
+    """Every bounded scheme, one-part ones included (whose fused kernel has no small products),
+    through the public complex and real transforms: one step, two steps."""
+    cp = _cupy()
+    x = _signal((4, n), "c", seed=21)
+    y = sp.fft.fft(cp.asarray(x), dtype=dtype).get()
+    assert (_per_line_error(y, np.fft.fft(x.astype(np.complex128))) <= _fft_bound(x, dtype, engine="gpu")).all()
+    r = x.real.copy()
+    y = sp.fft.rfft(cp.asarray(r), dtype=dtype).get()
+    assert (_per_line_error(y, np.fft.rfft(r.astype(np.float64))) <= accuracy.rfft_bound(r, dtype, engine="gpu")).all()
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("n", [2 ** 13, 2 ** 14, 2 ** 15, 2 ** 16, 2 ** 17, 2 ** 18])
 @pytest.mark.parametrize("dtype", ["tf32x3", DEFAULT])
 def test_gpu_two_step_kernel_agrees_with_cpu_engine(n, dtype):
