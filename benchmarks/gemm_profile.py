@@ -3,16 +3,21 @@ split operands; the split of A and of B (with pow2 exponents) and its GB/s; for 
 stage (split of A and of B, each small-product group, the hi*hi chunks, the pow2 unscaling); and the
 public call's overhead (non-finite checks). ``--one SCHEME`` runs a single wgmma product for a
 profiler (``ncu --clock-control none -k regex:gemm_split python3 benchmarks/gemm_profile.py --one bf16x6``).
-Usage: ``PYTHONPATH=. python3 benchmarks/gemm_profile.py [--n 8192]``.
+``--limits`` measures what limits the sm90 kernel instead (:func:`limits`).
+Usage: ``PYTHONPATH=. python3 benchmarks/gemm_profile.py [--n 8192] [--limits]``.
 """
 import argparse
+import dataclasses
+import subprocess
+import threading
+import time
 
 import cupy
 import numpy as np
 
 import splitprec as sp
 from splitprec import _gpu
-from benchmarks.gemm import time_ms
+from benchmarks.gemm import cublas_gemm_ex, time_ms
 
 
 def cublas_stages(a, b, d, reps):
@@ -62,12 +67,94 @@ def sm90_kernel_ms(a, b, d, reps):
     return time_ms(lambda: _gpu._gemm_sm90(pa, pb, c, d, _gpu.cublas_chunk(d, a.shape[-1])), reps)
 
 
+class _GpuState:
+    """nvidia-smi's SM clock (MHz), power (W) and active throttle reasons, sampled every 0.25 s by a
+    thread while the GPU is kept busy; ``stop()`` returns the second half of the samples."""
+
+    def __init__(self):
+        self.samples, self.done = [], threading.Event()
+        self.thread = threading.Thread(target=self._sample)
+        self.thread.start()
+
+    def _sample(self):
+        while not self.done.is_set():
+            out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,power.draw,clocks_throttle_reasons.active",
+                                  "--format=csv,noheader,nounits"], capture_output=True, text=True).stdout
+            self.samples.append(out.strip())
+            time.sleep(0.25)
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+        return self.samples[len(self.samples) // 2:]
+
+
+def limits(n, reps):
+    """What limits ``gemm_split_sm90`` (fp16x3), in narrow TFLOP/s against cuBLAS's fp16 GEMM with
+    float32 output over the same work (K = 3n) and over K = n: the kernel as is; without chunk
+    promotions; with fp16x3's loads but only hi*hi, or hi*hi and one small product (the load path
+    alone); the one-part bf16 kernel. Rounds interleave the cases (the GPU slows as it warms). Then
+    three seconds of back-to-back runs of fp16x3 and of cuBLAS K = 3n, with the SM clock and power
+    that nvidia-smi reports meanwhile: both run at the power limit, so narrow TFLOP/s per MHz compares
+    the kernels."""
+    a, b = (cupy.random.standard_normal((1, n, n), dtype=np.float32) for _ in range(2))
+    d, one = sp.dtype("fp16x3"), sp.dtype("bf16")
+    pad = _gpu.padded_k(n, d)
+    pa, pb = _gpu.split_operand(a, d, transpose=False, pad=pad), _gpu.split_operand(b, d, transpose=True, pad=pad)
+    pa1 = _gpu.split_operand(a, one, transpose=False, pad=pad)
+    pb1 = _gpu.split_operand(b, one, transpose=True, pad=pad)
+    c = cupy.empty((1, n, n), np.float32)
+    chunk = _gpu.cublas_chunk(d, n)
+    hi_only = dataclasses.replace(d, products=((0, 0),))
+    two = dataclasses.replace(d, products=((0, 1), (0, 0)))
+    a16, b16 = a[0].astype(np.float16).view(np.uint16), b[0].astype(np.float16).view(np.uint16)
+    a3, b3 = cupy.concatenate([a16] * 3, axis=1), cupy.concatenate([b16] * 3, axis=0)
+    cases = {  # name: (run, narrow products)
+        "sm90 fp16x3": (lambda: _gpu._gemm_sm90(pa, pb, c, d, chunk), 3),
+        "sm90 fp16x3, no promotion": (lambda: _gpu._gemm_sm90(pa, pb, c, d, n), 3),
+        "sm90 fp16x3 loads, hi*hi only": (lambda: _gpu._gemm_sm90(pa, pb, c, hi_only, chunk), 1),
+        "sm90 fp16x3 loads, 2 products": (lambda: _gpu._gemm_sm90(pa, pb, c, two, chunk), 2),
+        "sm90 bf16 (one part)": (lambda: _gpu._gemm_sm90(pa1, pb1, c, one, n), 1),
+        "cuBLAS fp16, float32 out, K=3n": (lambda: cublas_gemm_ex(a3, b3, 2, 68), 3),
+        "cuBLAS fp16, float32 out, K=n": (lambda: cublas_gemm_ex(a16, b16, 2, 68), 1),
+    }
+    flops = 2.0 * n ** 3
+    rates = {name: [] for name in cases}
+    for _ in range(3):
+        for name, (run, products) in cases.items():
+            rates[name].append(flops * products / time_ms(run, reps) / 1e9)
+    print(f"n={n}: narrow TFLOP/s, three interleaved rounds")
+    for name, values in rates.items():
+        print(f"  {name:32s} " + "  ".join(f"{v:6.1f}" for v in values), flush=True)
+    print("sustained 3 s: narrow TFLOP/s, then nvidia-smi samples (SM MHz, W, throttle reasons)")
+    for name in ("sm90 fp16x3", "cuBLAS fp16, float32 out, K=3n"):
+        run, products = cases[name]
+        run()
+        cupy.cuda.Device().synchronize()
+        state = _GpuState()
+        start, stop, count, t0 = cupy.cuda.Event(), cupy.cuda.Event(), 0, time.time()
+        start.record()
+        while time.time() - t0 < 3.0:
+            for _ in range(10):
+                run()
+            cupy.cuda.Device().synchronize()
+            count += 10
+        stop.record()
+        stop.synchronize()
+        rate = flops * products * count / cupy.cuda.get_elapsed_time(start, stop) / 1e9
+        print(f"  {name:32s} {rate:6.1f}  {state.stop()}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=8192)
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--one", metavar="SCHEME", help="run one sm90 product of SCHEME and stop")
+    parser.add_argument("--limits", action="store_true", help="measure what limits the sm90 kernel and stop")
     args = parser.parse_args()
+    if args.limits:
+        limits(args.n, args.reps)
+        return
     a, b = (cupy.random.standard_normal((args.n, args.n), dtype=np.float32) for _ in range(2))
     if args.one:
         _gpu.matmul(a, b, sp.dtype(args.one), engine="sm90")
