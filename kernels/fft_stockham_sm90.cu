@@ -25,8 +25,10 @@ template <int FMT> struct Fragment {
 };
 
 // Shared-memory slot of complex value i: bits 2-3 XORed with bits 4-5 and 8-9, so that the eight
-// rows of a fragment, which sit 16 or 256 values apart in some passes, hit different banks.
-__device__ __forceinline__ int swizzle(int i) { return i ^ ((((i >> 4) ^ (i >> 8)) & 3) << 2); }
+// rows of a fragment, which sit 16 or 256 values apart in some passes, hit different banks. It is
+// linear over GF(2), swizzle(x ^ o) = swizzle(x) ^ swizzle(o): where x and o share no bit, so that
+// x + o = x ^ o, the slot of x + o is one XOR with a constant away from x's.
+__host__ __device__ constexpr int swizzle(int i) { return i ^ ((((i >> 4) ^ (i >> 8)) & 3) << 2); }
 
 // The complex64 product a * b (float32 operations, as the engine's complex64 product).
 __device__ __forceinline__ float2 complex_mul(float2 a, float2 b) {
@@ -126,19 +128,30 @@ __device__ __forceinline__ void stockham_pass(const float2* src, float2* dst, co
   constexpr bool SMALL = (PAIRS & ~1u) != 0;                // products with i + j > 0 (not one-part)
   const int group = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
   const int g = lane >> 2, t = lane & 3;                    // fragment row group, thread in group
+  // Register i of k-step ks holds element c0 + STEP * j (j = 2 * ks + i / 2) of the sub-vector in row
+  // row0 + 8 * (i % 2) (tf32: its real part for even t, imaginary for odd); its value index is that
+  // of element c0 plus STEP * j * SUB, which shares no bit with it. Likewise output k1 = t + 4 * nt.
+  constexpr int STEP = 2 * F::ELEMS;
+  const int c0 = FMT == FMT_TF32 ? t >> 1 : t;
 #pragma unroll 1
   for (int tile = group; tile < FFT_ELEMENTS / R / TILE_ROWS; tile += FFT_WARPGROUPS) {
     const int row0 = tile * TILE_ROWS + warp * 16 + g;
+    int in[2], out[2];                                      // slots of element c0 and of output t, per row
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = row0 + 8 * h, sv = row % SUB;
+      in[h] = swizzle((row / SUB) * N + sv + c0 * SUB);
+      out[h] = swizzle((row / SUB) * N + (((sv >> LOG2Q) * R + t) << LOG2Q) + (sv & ((1 << LOG2Q) - 1)));
+    }
     unsigned a[TERMS][KSTEPS][4];                           // A fragments of every part
 #pragma unroll
     for (int ks = 0; ks < KSTEPS; ++ks)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        const int row = row0 + 8 * (i & 1), base = (row / SUB) * N + row % SUB;
-        const int col = ks * F::KSTEP + F::ELEMS * t + 4 * F::ELEMS * (i >> 1);   // first real of the register
-        const float2 v = col < 2 * R ? src[swizzle(base + (col >> 1) * SUB)] : make_float2(0.f, 0.f);
+        const int j = 2 * ks + (i >> 1);
+        const float2 v = c0 + STEP * j < R ? src[in[i & 1] ^ swizzle(STEP * j * SUB)] : make_float2(0.f, 0.f);
         unsigned parts[TERMS];
-        if constexpr (FMT == FMT_TF32) split_registers<FMT, TERMS>((col & 1) ? v.y : v.x, 0.f, parts);
+        if constexpr (FMT == FMT_TF32) split_registers<FMT, TERMS>((t & 1) ? v.y : v.x, 0.f, parts);
         else split_registers<FMT, TERMS>(v.x, v.y, parts);
 #pragma unroll
         for (int p = 0; p < TERMS; ++p) a[p][ks][i] = parts[p];
@@ -172,17 +185,14 @@ __device__ __forceinline__ void stockham_pass(const float2* src, float2* dst, co
     }
 #pragma unroll
     for (int nt = 0; nt < COLS / 8; ++nt) {
-      const int k1 = nt * 4 + t;                            // output (Re, Im) = columns 2k1, 2k1+1
-      if (k1 >= R) continue;
+      if (nt * 4 + t >= R) continue;                        // output k1 (Re, Im) = columns 2k1, 2k1+1
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        const int row = row0 + 8 * half, sv = row % SUB;
-        const int j2 = sv >> LOG2Q, c = sv & ((1 << LOG2Q) - 1);
         const int e = nt * 4 + 2 * half;
         float2 z = SMALL ? make_float2(small[e] + big[e], small[e + 1] + big[e + 1])
                          : make_float2(big[e], big[e + 1]);
         if constexpr (TWIDDLES) z = complex_mul(z, w[nt][half]);
-        dst[swizzle((row / SUB) * N + ((j2 * R + k1) << LOG2Q) + c)] = z;
+        dst[out[half] ^ swizzle((4 * nt) << LOG2Q)] = z;
       }
     }
   }
