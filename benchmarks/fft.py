@@ -140,6 +140,7 @@ def main(argv=None):
     parser.add_argument("--no-fused", action="store_true", help="never launch the fused FFT kernel")
     parser.add_argument("--table", help="print the table of this saved results file and stop")
     parser.add_argument("--sizes", type=int, nargs="+", default=C2C, help="C2C lengths (default: all)")
+    parser.add_argument("--ops", default="fft,rfft,fftconvolve", help="cases to run (default: all three)")
     parser.add_argument("--no-passes", action="store_true",
                         help="time the passes engine only where no fused kernel runs")
     args = parser.parse_args(argv)
@@ -150,12 +151,13 @@ def main(argv=None):
         _fft_engine.kernel_supported = lambda n, d: False
     over = check_accuracy()
     head, results = header(), []
-    for n in args.sizes:
+    ops = args.ops.split(",")
+    for n in args.sizes if "fft" in ops else ():
         results += c2c_case(n, args.reps, not args.no_passes)
         print(f"fft n={n} done", flush=True)
-    for n in R2C:
+    for n in R2C if "rfft" in ops else ():
         results += r2c_case(n, args.reps)
-    for case in CONV:
+    for case in CONV if "fftconvolve" in ops else ():
         results += conv_case(*case, args.reps)
     out = pathlib.Path(args.out) / f"fft-{head['date'][:10]}-{head['git_sha']}.json"
     out.parent.mkdir(parents=True, exist_ok=True)

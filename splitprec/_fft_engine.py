@@ -263,15 +263,17 @@ def _launch_lines(x, y, p, d, lines, layout, table=None, nonfinite=None):
     return y
 
 
-def _fused(x, p, d, nonfinite):
-    """The forward DFT of complex64 ``x`` (batch, n) by one launch of the fused kernel."""
+def _fused(x, p, d, nonfinite, times=None):
+    """The forward DFT of complex64 ``x`` (batch, n) by one launch of the fused kernel (outputs times
+    ``times`` as it stores them, when given)."""
     import cupy
     x = cupy.ascontiguousarray(x)
-    return _launch_lines(x, cupy.empty_like(x), p, d, x.shape[0], (0, p.n, 0, 1, 0, 1), nonfinite=nonfinite)
+    return _launch_lines(x, cupy.empty_like(x), p, d, x.shape[0], (0, p.n, 0, 1, 0, 1), times, nonfinite)
 
 
-def _fused_steps(x, p, d, nonfinite):
-    """The two-step transform of complex64 ``x`` (batch, n1 * n2): one launch per step."""
+def _fused_steps(x, p, d, nonfinite, times=None):
+    """The two-step transform of complex64 ``x`` (batch, n1 * n2): one launch per step (the second
+    multiplies the outputs by ``times`` as it stores them, when given)."""
     import cupy
     first, second, table = p.steps
     n1, n2, batch = first.n, second.n, x.shape[0]
@@ -279,20 +281,21 @@ def _fused_steps(x, p, d, nonfinite):
     z = _launch_lines(x, cupy.empty_like(x), first, d, batch * n2,
                       (n2.bit_length() - 1, p.n, 1, n2, 1, n2), table, nonfinite)
     return _launch_lines(z, cupy.empty_like(x), second, d, batch * n1,
-                         (n1.bit_length() - 1, p.n, n2, 1, 1, n1))
+                         (n1.bit_length() - 1, p.n, n2, 1, 1, n1), times)
 
 
-def _steps(x, p, d, kernel, nonfinite):
+def _steps(x, p, d, kernel, nonfinite, times=None):
     """The two-step transform of complex64 ``x`` (batch, n1 * n2) (module docstring)."""
     xp = namespace(x)
     first, second, table = p.steps
     n1, n2, batch = first.n, second.n, x.shape[0]
     if kernel and first.kernel is not None and second.kernel is not None:
-        return _fused_steps(x, p, d, nonfinite)
+        return _fused_steps(x, p, d, nonfinite, times)
     lines = xp.ascontiguousarray(x.reshape(batch, n1, n2).transpose(0, 2, 1)).reshape(-1, n1)
     z = _stockham(lines, first, d, kernel, nonfinite).reshape(batch, n2, n1).transpose(0, 2, 1) * table
     z = _stockham(xp.ascontiguousarray(z).reshape(-1, n2), second, d, kernel)
-    return xp.ascontiguousarray(z.reshape(batch, n1, n2).transpose(0, 2, 1)).reshape(batch, p.n)
+    y = xp.ascontiguousarray(z.reshape(batch, n1, n2).transpose(0, 2, 1)).reshape(batch, p.n)
+    return y if times is None else y * times
 
 
 def _gpu_block_product(rows, block, d):
@@ -306,14 +309,14 @@ def _gpu_block_product(rows, block, d):
     return out
 
 
-def _stockham(x, p, d, kernel=True, nonfinite=None):
+def _stockham(x, p, d, kernel=True, nonfinite=None, times=None):
     """Forward DFT along the last axis of complex64 ``x`` (batch, n) by the passes of ``p``;
-    ``nonfinite``: as :func:`forward`."""
+    ``nonfinite``, ``times``: as :func:`forward`."""
     xp = namespace(x)
     if p.steps is not None:
-        return _steps(x, p, d, kernel, nonfinite)
+        return _steps(x, p, d, kernel, nonfinite, times)
     if kernel and p.kernel is not None:
-        return _fused(x, p, d, nonfinite)
+        return _fused(x, p, d, nonfinite, times)
     if nonfinite is not None:
         _flag_nonfinite_kernel()(x, nonfinite)
     batch, q = x.shape[0], 1
@@ -329,15 +332,18 @@ def _stockham(x, p, d, kernel=True, nonfinite=None):
             z = z * step.twiddle
         y = z.transpose(0, 1, 3, 2).reshape(batch, m, r * q)
         q *= r
-    return y.reshape(batch, p.n)
+    y = y.reshape(batch, p.n)
+    return y if times is None else y * times
 
 
-def forward(x, d, *, kernel=True, nonfinite=None):
+def forward(x, d, *, kernel=True, nonfinite=None, times=None):
     """Forward DFT along the last axis of complex64 ``x`` (any leading shape) in scheme ``d``.
 
     ``kernel=False`` runs the passes one by one on the GPU even where the fused kernel applies.
     ``nonfinite`` (cupy only: a uint32 device scalar, or None) gets 1 when ``x`` holds NaN or ±inf,
     found by the kernel that first reads ``x`` (the outputs of such lines are then not meaningful).
+    ``times`` (complex64 ``(n,)`` of ``x``'s kind, or None) multiplies every line's outputs, in
+    complex64 arithmetic; the fused kernel does it as it stores them.
     """
     xp = namespace(x)
     n = x.shape[-1]
@@ -346,13 +352,14 @@ def forward(x, d, *, kernel=True, nonfinite=None):
         return xp.empty(x.shape, np.complex64)
     p = plan(n, d, "gpu" if xp is not np else "cpu")
     if p.chirp is None:
-        return _stockham(lines, p, d, kernel, nonfinite).reshape(x.shape)
+        return _stockham(lines, p, d, kernel, nonfinite, times).reshape(x.shape)
     m = p.inner.n
     a = xp.zeros((lines.shape[0], m), np.complex64)
     a[:, :n] = lines * p.chirp
     spectrum = _stockham(a, p.inner, d, kernel, nonfinite) * p.spectrum
     conv = xp.conj(_stockham(xp.conj(spectrum), p.inner, d, kernel))
-    return (conv[:, :n] * p.chirp).reshape(x.shape)
+    y = conv[:, :n] * p.chirp
+    return (y if times is None else y * times).reshape(x.shape)
 
 
 def inverse(x, d, nonfinite=None):

@@ -293,6 +293,64 @@ def _conv_length(n, d, xp):
     return n
 
 
+def _block_length(n_long, n_short):
+    """The overlap-save block length for a convolution of lengths ``n_long >= n_short`` along one axis:
+    the power of two >= 4 (n_short - 1) and >= 16, so that each block keeps at least 3/4 of its
+    outputs, where the convolution is at least twice as long; else None (one transform of it all)."""
+    if n_short < 2:
+        return None
+    length = max(16, 1 << (4 * (n_short - 1) - 1).bit_length())
+    return length if length <= _fft_engine.FOUR_STEP_MAX and n_long + n_short - 1 >= 2 * length else None
+
+
+def _overlap_save(x, h, axis, length, *, real, d):
+    """The full linear convolution of ``x`` with the shorter ``h`` along ``axis``, by overlap-save.
+
+    ``x``, zero-padded by ``n_h - 1`` in front, is cut into blocks of ``length`` values ``step =
+    length - (n_h - 1)`` apart; each block's transform is multiplied by that of ``h`` (zero-padded,
+    divided by ``length``: exact) and transformed again, which gives the circular convolution read
+    backwards (``DFT(DFT(z))[-j] = length * z[j]``), whose last ``step`` values are the linear one.
+    Real inputs pack two blocks per complex line, as real and imaginary parts (``h`` is real, so
+    their convolutions stay apart). Rows (of the broadcast batch) with NaN or ±inf in ``x`` or ``h``
+    come out NaN, as from one transform of the whole length.
+    """
+    xp = namespace(x, h)
+    x, h = xp.moveaxis(x, axis, -1), xp.moveaxis(h, axis, -1)
+    n_x, n_h = x.shape[-1], h.shape[-1]
+    batch = np.broadcast_shapes(x.shape[:-1], h.shape[:-1])
+    full, step = n_x + n_h - 1, length - (n_h - 1)
+    blocks = -(-full // step)
+    blocks += blocks % 2 if real else 0
+    padded = xp.zeros(batch + ((blocks - 1) * step + length,), x.dtype)
+    padded[..., n_h - 1:n_h - 1 + n_x] = x
+    item = padded.itemsize
+    cut = xp.lib.stride_tricks.as_strided(padded, batch + (blocks, length),
+                                          padded.strides[:-1] + (step * item, item))
+    if real:                                        # block 2p + i*(block 2p + 1)
+        lines = xp.stack((cut[..., 0::2, :], cut[..., 1::2, :]), axis=-1).view(np.complex64)[..., 0]
+    else:
+        lines = xp.ascontiguousarray(cut)
+    taps = xp.zeros(h.shape[:-1] + (length,), np.complex64)
+    taps[..., :n_h] = h
+    spectrum = _fft_engine.forward(taps, d) / np.float32(length)
+    flag = xp.zeros(1, np.uint32) if xp is not np else None
+    if spectrum.shape[:-1] == (1,) * len(batch):    # one filter for every row: multiplied on store
+        y = _fft_engine.forward(lines.reshape(-1, length), d, nonfinite=flag, times=spectrum.reshape(length))
+        y = y.reshape(lines.shape)
+    else:
+        y = _fft_engine.forward(lines.reshape(-1, length), d, nonfinite=flag).reshape(lines.shape)
+        y = y * spectrum[..., None, :]
+    kept = _fft_engine.forward(y.reshape(-1, length), d).reshape(y.shape)[..., ::-1][..., n_h - 2:length - 1]
+    if real:
+        kept = xp.stack((kept.real, kept.imag), axis=-2)
+    out = kept.reshape(batch + (-1,))[..., :full]
+    if flag is None or int(flag.get()[0]) or not bool(xp.isfinite(h).all()):
+        bad = _nonfinite_lines(xp.broadcast_to(x, batch + (n_x,)), xp) | _nonfinite_lines(
+            xp.broadcast_to(h, batch + (n_h,)), xp)
+        out = xp.where(bad, out.dtype.type(complex(np.nan, np.nan) if out.dtype.kind == "c" else np.nan), out)
+    return xp.moveaxis(out, -1, axis)
+
+
 def _conv_axes(in1, in2, mode, axes, op):
     """scipy.signal.fftconvolve's checks of ``mode``, dimensions and ``axes``; the sorted axes."""
     if mode not in _MODES:
@@ -384,17 +442,23 @@ def fftconvolve(in1, in2, mode="full", axes=None, *, dtype=None):
     axes = _conv_axes(in1, in2, mode, axes, op)
     if in1.size == 0 or in2.size == 0:
         return xp.zeros((0,), in1.dtype)
-    shape1 = [in1.shape[ax] for ax in axes]
+    shape1 = in1.shape
     if mode == "valid":
         in1, in2 = _valid_order(in1, in2, axes, op)
     full = [in1.shape[ax] + in2.shape[ax] - 1 for ax in axes]
-    lengths = [_conv_length(n, d, xp) for n in full]
-    product = _spectrum(in1, lengths, axes, real=real, d=d) * _spectrum(in2, lengths, axes, real=real, d=d)
-    y = _inverse_spectrum(product, lengths, axes, real=real, d=d)
-    keep = {"full": full, "same": shape1,
-            "valid": [in1.shape[ax] - in2.shape[ax] + 1 for ax in axes]}[mode]
-    index = [slice(None)] * y.ndim
-    for ax, n_full, n in zip(axes, full, keep):
-        start = (n_full - n) // 2
-        index[ax] = slice(start, start + n)
-    return xp.ascontiguousarray(y[tuple(index)])
+    long, short = (in1, in2) if in1.shape[axes[0]] >= in2.shape[axes[0]] else (in2, in1)
+    block = _block_length(long.shape[axes[0]], short.shape[axes[0]]) if len(axes) == 1 else None
+    if block:
+        y = _overlap_save(long, short, axes[0], block, real=real, d=d)
+    else:
+        lengths = [_conv_length(n, d, xp) for n in full]
+        product = _spectrum(in1, lengths, axes, real=real, d=d) * _spectrum(in2, lengths, axes, real=real, d=d)
+        y = _inverse_spectrum(product, lengths, axes, real=real, d=d)
+    # Lengths kept, centred in the full convolution (the front of y's axes): scipy's 'same' keeps in1's
+    # shape on every axis, the broadcast ones too.
+    keep = dict(enumerate(shape1)) if mode == "same" else dict(zip(axes, full if mode == "full" else [
+        in1.shape[ax] - in2.shape[ax] + 1 for ax in axes]))
+    whole = dict(enumerate(y.shape)) | dict(zip(axes, full))
+    index = tuple(slice((whole[ax] - keep[ax]) // 2, (whole[ax] - keep[ax]) // 2 + keep[ax]) if ax in keep
+                  else slice(None) for ax in range(y.ndim))
+    return xp.ascontiguousarray(y[index])

@@ -426,7 +426,7 @@ def test_unit_roots_are_exact_at_quarter_turns():
 @pytest.mark.parametrize("kind", ["r", "c"])
 @pytest.mark.parametrize("shapes, axes", [(((50,), (9,)), None), (((9,), (50,)), None),
                                           (((4, 40), (1, 7)), -1), (((6, 7), (3, 4)), None),
-                                          (((3, 20), (3, 1009)), 1)])
+                                          (((3, 20), (3, 1009)), 1), (((1, 40), (3, 7)), -1)])
 def test_fftconvolve_matches_scipy(shapes, axes, kind, mode):
     in1, in2 = _signal(shapes[0], kind, seed=4), _signal(shapes[1], kind, seed=5)
     ref = scipy_signal.fftconvolve(in1.astype(np.complex128), in2.astype(np.complex128), mode, axes)
@@ -443,6 +443,42 @@ def test_fftconvolve_error_within_twice_float32_fftconvolve(n1, n2):
     err_float32 = _rel(scipy_signal.fftconvolve(in1, in2), ref)
     for dtype in FP32_CLASS:
         assert _rel(sp.fft.fftconvolve(in1, in2, dtype=dtype), ref) <= 2 * err_float32
+
+
+@pytest.mark.parametrize("n_long, n_short, length", [
+    (4096, 129, 512), (10000, 1000, 4096), (65536, 5, 16), (2 ** 16, 1025, 4096), (2 ** 22, 4097, 16384),
+    (1000, 300, None), (100, 1, None), (2 ** 26, 2 ** 22 + 2, None)])
+def test_block_length_keeps_three_quarters_of_each_block(n_long, n_short, length):
+    assert sp.fft._block_length(n_long, n_short) == length
+
+
+_BLOCK_SHAPES = [(((3, 5000), (1, 300)), -1), (((3, 5000), (3, 300)), -1), (((5000, 2), (300, 1)), 0),
+                 (((1, 300), (2, 5000)), 1)]
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("kind", ["r", "c"])
+@pytest.mark.parametrize("shapes, axis", _BLOCK_SHAPES)
+def test_fftconvolve_overlap_save_matches_scipy(shapes, axis, kind, mode):
+    """Long inputs with short ones run in overlap-save blocks (one filter or one per row, either
+    input the longer, any axis), real inputs two blocks per complex transform."""
+    in1, in2 = _signal(shapes[0], kind, seed=10), _signal(shapes[1], kind, seed=11)
+    assert sp.fft._block_length(max(in1.shape[axis], in2.shape[axis]), min(in1.shape[axis], in2.shape[axis]))
+    wide = np.complex128 if kind == "c" else np.float64
+    ref = scipy_signal.fftconvolve(in1.astype(wide), in2.astype(wide), mode, axes=axis)
+    y = sp.fft.fftconvolve(in1, in2, mode, axes=axis)
+    assert y.shape == ref.shape and y.dtype == (np.float32 if kind == "r" else np.complex64)
+    assert _rel(y, ref) <= 2 * _rel(scipy_signal.fftconvolve(in1, in2, mode, axes=axis), ref)
+
+
+def test_fftconvolve_overlap_save_nonfinite_rows_like_scipy():
+    in1, in2 = _signal((3, 5000), "r", seed=12), _signal((1, 300), "r", seed=13)
+    in1[1, 777] = np.nan
+    with np.errstate(invalid="ignore"):
+        y, ref = sp.fft.fftconvolve(in1, in2, axes=-1), scipy_signal.fftconvolve(in1, in2, axes=-1)
+        assert (np.isnan(y) == np.isnan(ref)).all() and np.isnan(y[1]).all() and np.isfinite(y[[0, 2]]).all()
+        in2[0, 3] = np.inf
+        assert np.isnan(sp.fft.fftconvolve(in1, in2, axes=-1)).all()
 
 
 @pytest.mark.parametrize("n, scheme, gpu, length", [
@@ -602,6 +638,24 @@ def test_gpu_every_fft_agrees_with_cpu_engine(family):
     ref = theirs(x.astype(np.complex128 if kind == "c" else np.float64))
     anchor = getattr(cp.fft, ours.__name__)(cp.asarray(x)).get()
     assert _rel(y_gpu.get(), y_cpu) <= 2 * _rel(anchor, ref)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["r", "c"])
+@pytest.mark.parametrize("shapes, axis", _BLOCK_SHAPES)
+def test_gpu_fftconvolve_overlap_save_within_twice_cupyx(shapes, axis, kind):
+    cp = _cupy()
+    cupyx_signal = pytest.importorskip("cupyx.scipy.signal")
+    in1, in2 = _signal(shapes[0], kind, seed=14), _signal(shapes[1], kind, seed=15)
+    (in1 if in1.size > in2.size else in2)[0, 0] = np.nan   # its row comes out NaN, the others do not
+    wide = np.complex128 if kind == "c" else np.float64
+    with np.errstate(invalid="ignore"):
+        ref = scipy_signal.fftconvolve(in1.astype(wide), in2.astype(wide), "same", axes=axis)
+    y = sp.fft.fftconvolve(cp.asarray(in1), cp.asarray(in2), "same", axes=axis).get()
+    anchor = cupyx_signal.fftconvolve(cp.asarray(in1), cp.asarray(in2), "same", axes=axis).get()
+    assert (np.isnan(y) == np.isnan(ref)).all()
+    finite = ~np.isnan(ref)
+    assert _rel(y[finite], ref[finite]) <= 2 * _rel(anchor[finite], ref[finite])
 
 
 @pytest.mark.gpu
