@@ -124,6 +124,11 @@ def _nonfinite_lines(x, xp):
     return ~finite.all(axis=-1, keepdims=True)
 
 
+def _nan_where(bad, y, xp):
+    """``y`` with NaN (NaN + NaN i for complex) in the lines that ``bad`` marks."""
+    return xp.where(bad, y.dtype.type(complex(np.nan, np.nan) if y.dtype.kind == "c" else np.nan), y)
+
+
 def _line(x, n, *, kind, inverse, d, nonfinite=None):
     """The unscaled 1-D transform of the last axis of ``x`` (already resized); ``nonfinite``: as
     :func:`splitprec._fft_engine.forward`."""
@@ -155,7 +160,7 @@ def _transform(x, n, axis, *, norm, inverse, kind, d):
         any_bad = bool(bad.any())
         y = _line(xp.where(bad, x.dtype.type(0), x) if any_bad else x, n, kind=kind, inverse=inverse, d=d)
         if any_bad:
-            y = xp.where(bad, y.dtype.type(complex(np.nan, np.nan) if y.dtype.kind == "c" else np.nan), y)
+            y = _nan_where(bad, y, xp)
     factor = _norm_factor(norm, n, inverse)
     if factor != 1.0:
         y = y * np.float32(factor)
@@ -347,7 +352,7 @@ def _overlap_save(x, h, axis, length, *, real, d):
     if flag is None or int(flag.get()[0]) or not bool(xp.isfinite(h).all()):
         bad = _nonfinite_lines(xp.broadcast_to(x, batch + (n_x,)), xp) | _nonfinite_lines(
             xp.broadcast_to(h, batch + (n_h,)), xp)
-        out = xp.where(bad, out.dtype.type(complex(np.nan, np.nan) if out.dtype.kind == "c" else np.nan), out)
+        out = _nan_where(bad, out, xp)
     return xp.moveaxis(out, -1, axis)
 
 
