@@ -471,6 +471,33 @@ def test_fftconvolve_overlap_save_matches_scipy(shapes, axis, kind, mode):
     assert _rel(y, ref) <= 2 * _rel(scipy_signal.fftconvolve(in1, in2, mode, axes=axis), ref)
 
 
+@given(n_long=st.integers(40, 3000), n_short=st.integers(1, 300), kind=st.sampled_from("rc"),
+       mode=st.sampled_from(["full", "same", "valid"]), seed=st.integers(0, 2 ** 16))
+def test_fftconvolve_either_path_within_twice_scipy_float32(n_long, n_short, kind, mode, seed):
+    """Any lengths, so overlap-save (short filters), one whole-length transform (the rest) and a
+    product (one tap) all run: the shape and dtype of scipy's result, and at most twice its float32
+    error plus one float32 rounding of ||in1|| ||in2||, which bounds every output (Cauchy-Schwarz):
+    a few outputs ('valid' of equal lengths) are single dot products, whose relative errors are
+    samples of cancellation, not norms."""
+    in1, in2 = _signal((2, n_long), kind, seed=seed), _signal((1, min(n_short, n_long)), kind, seed=seed + 1)
+    wide = np.complex128 if kind == "c" else np.float64
+    ref = scipy_signal.fftconvolve(in1.astype(wide), in2.astype(wide), mode, axes=-1)
+    y = sp.fft.fftconvolve(in1, in2, mode, axes=-1)
+    assert y.shape == ref.shape and y.dtype == (np.float32 if kind == "r" else np.complex64)
+    scale = np.linalg.norm(in1.astype(wide)) * np.linalg.norm(in2.astype(wide)) / np.linalg.norm(ref)
+    assert _rel(y, ref) <= 2 * _rel(scipy_signal.fftconvolve(in1, in2, mode, axes=-1), ref) + 2.0 ** -24 * scale
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_fftconvolve_one_tap_is_the_product_as_scipy(mode):
+    """scipy convolves no axis where an input has length 1: the result is the product, exact up to
+    one rounding, and an inf stays where it is."""
+    in1, in2 = _signal((3, 50), "c", seed=16), np.complex64([[0.75 - 0.5j]])
+    in1[1, 7] = np.inf
+    np.testing.assert_array_equal(sp.fft.fftconvolve(in1, in2, mode, axes=-1),
+                                  scipy_signal.fftconvolve(in1, in2, mode, axes=-1))
+
+
 def test_fftconvolve_overlap_save_nonfinite_rows_like_scipy():
     in1, in2 = _signal((3, 5000), "r", seed=12), _signal((1, 300), "r", seed=13)
     in1[1, 777] = np.nan
