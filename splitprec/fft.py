@@ -456,11 +456,10 @@ def fftconvolve(in1, in2, mode="full", axes=None, *, dtype=None):
     if mode == "valid":
         in1, in2 = _valid_order(in1, in2, axes, op)
     full = [in1.shape[ax] + in2.shape[ax] - 1 for ax in axes]
-    long, short = (in1, in2) if in1.shape[axes[0]] >= in2.shape[axes[0]] else (in2, in1)
-    block = _block_length(long.shape[axes[0]], short.shape[axes[0]]) if len(axes) == 1 else None
+    long, short = sorted((in1, in2), key=lambda x: -x.shape[axes[0]])   # along the first convolved axis
     if all(1 in (in1.shape[ax], in2.shape[ax]) for ax in axes):   # one tap per axis: the product, as
         y = in1 * in2                                              # scipy (it convolves no such axis)
-    elif block:
+    elif len(axes) == 1 and (block := _block_length(long.shape[axes[0]], short.shape[axes[0]])):
         y = _overlap_save(long, short, axes[0], block, real=real, d=d)
     else:
         lengths = [_conv_length(n, d, xp) for n in full]
