@@ -6,6 +6,8 @@
 // registers, the block's parts from shared memory), then the twiddles.
 // Lines are read and written with strides, and an optional table multiplies the outputs on store:
 // one launch is one step of the engine's two-step (four-step) transforms of length up to 2**24.
+// Overlap-save blocks (Blocks below) are cut from the input rows as they load and their kept outputs
+// placed in the output rows as they store, so a convolution by blocks moves no data of its own.
 // Target: the engine's arithmetic and accuracy.fft_bound(x, dtype, engine="gpu") (docs/kernels.md).
 #include "common/split.cuh"
 #include "common/wgmma.cuh"
@@ -69,6 +71,40 @@ struct LineLayout {
     return elem_stride == 1 && (reinterpret_cast<unsigned long long>(data) & 15) == 0 &&
            (log2_lines == 0 ? batch_stride == n
                             : line_stride == n && batch_stride == (static_cast<long long>(n) << log2_lines));
+  }
+};
+
+// Overlap-save blocks of length B = 2**log2_length over rows of an input (real float32 or complex64,
+// rows in_stride apart): block line l of row r (the layout's line batch b = r * lines + l) holds at
+// element e the input value at l * step + e - pad (real: blocks 2l and 2l + 1 as Re and Im), zero
+// outside [0, in_length). A transform that is the circular convolution read backwards has, at element
+// e, position c = -e mod B of it, which for c >= pad is the full linear convolution at l * step + c -
+// pad (real: both blocks); the store keeps the positions in [start, start + keep), at their offset
+// from start in output rows out_stride apart. io: LOAD_BLOCKS and/or STORE_BLOCKS, and REAL.
+constexpr int LOAD_BLOCKS = 1, STORE_BLOCKS = 2, REAL_BLOCKS = 4;
+struct Blocks {
+  int io, lines, step, pad, in_length, log2_length, start, keep;
+  long long in_stride, out_stride;
+  __device__ __forceinline__ bool real() const { return io & REAL_BLOCKS; }
+  __device__ __forceinline__ float2 load(const float2* x, long long b, int e) const {
+    const int row = static_cast<int>(b) / lines, pos = (static_cast<int>(b) - row * lines) * step * (real() ? 2 : 1) + e - pad;
+    if (!real()) return pos >= 0 && pos < in_length ? x[row * in_stride + pos] : make_float2(0.f, 0.f);
+    const float* xr = reinterpret_cast<const float*>(x) + row * in_stride;
+    return make_float2(pos >= 0 && pos < in_length ? xr[pos] : 0.f,
+                       pos + step >= 0 && pos + step < in_length ? xr[pos + step] : 0.f);
+  }
+  __device__ __forceinline__ void store(float2* y, long long b, int e, float2 v) const {
+    const int c = (-e) & ((1 << log2_length) - 1);
+    if (c < pad) return;
+    const int row = static_cast<int>(b) / lines;
+    const int pos = (static_cast<int>(b) - row * lines) * step * (real() ? 2 : 1) + c - pad - start;
+    if (!real()) {
+      if (pos >= 0 && pos < keep) y[row * out_stride + pos] = v;
+      return;
+    }
+    float* yr = reinterpret_cast<float*>(y) + row * out_stride;
+    if (pos >= 0 && pos < keep) yr[pos] = v.x;
+    if (pos + step >= 0 && pos + step < keep) yr[pos + step] = v.y;
   }
 };
 
@@ -219,12 +255,13 @@ __device__ __forceinline__ float2* stockham_passes(float2* src, float2* dst, con
   }
 }
 
-// Moves one line block between global memory (lines in layout `lay`) and shared memory, IO_BATCH
-// values in flight at a time: LOAD reads x (zeros past the last line) and returns 1 if a value was
-// NaN or ±inf; otherwise writes y, times table[offset in the batch] when use_table.
+// Moves one line block between global memory (lines in layout `lay`, or overlap-save blocks where
+// `blk` says so) and shared memory, IO_BATCH values in flight at a time: LOAD reads x (zeros past the
+// last line) and returns 1 if a value was NaN or ±inf; otherwise writes y, times table[offset in the
+// batch] when use_table.
 template <int LOG2N, bool LOAD>
-__device__ __forceinline__ unsigned move_lines(const LineLayout& lay, const float2* x, float2* y, float2* smem,
-                                               long long first, long long lines, const float2* table,
+__device__ __forceinline__ unsigned move_lines(const LineLayout& lay, const Blocks& blk, const float2* x, float2* y,
+                                               float2* smem, long long first, long long lines, const float2* table,
                                                int use_table) {
   unsigned seen = 0;
 #pragma unroll 1
@@ -235,8 +272,13 @@ __device__ __forceinline__ unsigned move_lines(const LineLayout& lay, const floa
     for (int r = 0; r < IO_BATCH; ++r) {
       io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, lay.lines_fast(), line[r], elem[r]);
       const long long g = first + line[r];
-      if constexpr (LOAD) v[r] = g < lines ? x[lay.batch(g) + lay.within(g, elem[r])] : make_float2(0.f, 0.f);
-      else v[r] = smem[swizzle((line[r] << LOG2N) + elem[r])];
+      if constexpr (LOAD) {
+        v[r] = g >= lines ? make_float2(0.f, 0.f)
+               : blk.io & LOAD_BLOCKS ? blk.load(x, g >> lay.log2_lines, lay.within(g, elem[r]))
+                                      : x[lay.batch(g) + lay.within(g, elem[r])];
+      } else {
+        v[r] = smem[swizzle((line[r] << LOG2N) + elem[r])];
+      }
     }
 #pragma unroll
     for (int r = 0; r < IO_BATCH; ++r) {
@@ -246,7 +288,9 @@ __device__ __forceinline__ unsigned move_lines(const LineLayout& lay, const floa
         smem[swizzle((line[r] << LOG2N) + elem[r])] = v[r];
       } else if (g < lines) {
         const int within = lay.within(g, elem[r]);
-        y[lay.batch(g) + within] = use_table ? complex_mul(v[r], table[within]) : v[r];
+        const float2 z = use_table ? complex_mul(v[r], table[within]) : v[r];
+        if (blk.io & STORE_BLOCKS) blk.store(y, g >> lay.log2_lines, within, z);
+        else y[lay.batch(g) + within] = z;
       }
     }
   }
@@ -287,7 +331,9 @@ __device__ __forceinline__ unsigned move_pairs(const float2* x, float2* y, float
 // order; blocks: (2, TERMS) DFT-block parts of the radix-16 and last passes, each PART_BYTES in
 // wgmma's K-major 128-byte-swizzled layout (splitprec._fft_engine.b_tiles); table (used when
 // use_table != 0): complex64 factors of the outputs, indexed by the output offset inside the batch;
-// nonfinite (or null) is set to 1 when a value read from x is NaN or ±inf. x and y do not overlap.
+// nonfinite (or null) is set to 1 when a value read from x is NaN or ±inf; the last nine arguments
+// (Blocks) cut overlap-save blocks on load and/or place their outputs on store (io = 0: neither; the
+// line batch of the layout is then the block line). x and y do not overlap.
 // Each CTA loops over line blocks blockIdx.x, blockIdx.x + gridDim.x, ...
 template <int FMT,         // part format: FMT_TF32 or FMT_BF16
           int TERMS,       // parts per value
@@ -299,7 +345,9 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
                   const float2* __restrict__ table, int use_table, unsigned* nonfinite,
                   long long lines, int log2_lines,
                   long long batch_stride, int in_line_stride, int in_elem_stride,
-                  int out_line_stride, int out_elem_stride) {
+                  int out_line_stride, int out_elem_stride,
+                  int blocks_io, int block_lines, int block_step, int block_pad, int in_length,
+                  long long in_row_stride, int out_start, int out_keep, long long out_row_stride) {
   extern __shared__ unsigned char shared_raw[];             // 1024-byte aligned below
   constexpr int N = 1 << LOG2N, BLOCK_BYTES = 2 * TERMS * PART_BYTES;
   const unsigned raw = shared_address(shared_raw);
@@ -311,20 +359,23 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
 
   const LineLayout in{log2_lines, batch_stride, in_line_stride, in_elem_stride};
   const LineLayout out{log2_lines, batch_stride, out_line_stride, out_elem_stride};
+  const Blocks blk{blocks_io, block_lines, block_step, block_pad, in_length, LOG2N + log2_lines, out_start,
+                   out_keep, in_row_stride, out_row_stride};   // block length N * 2**log2_lines
   const long long line_blocks = (lines + FFT_ELEMENTS / N - 1) / (FFT_ELEMENTS / N);
-  const bool in_contiguous = in.contiguous(x, N), out_contiguous = !use_table && out.contiguous(y, N);
+  const bool in_contiguous = !(blocks_io & LOAD_BLOCKS) && in.contiguous(x, N);
+  const bool out_contiguous = !(blocks_io & STORE_BLOCKS) && !use_table && out.contiguous(y, N);
 #pragma unroll 1
   for (long long block = blockIdx.x; block < line_blocks; block += gridDim.x) {
     const long long first = block * (FFT_ELEMENTS / N);    // first line
     // Line blocks move a batch of values in flight at a time (loads first, then their stores).
     const unsigned seen = in_contiguous ? move_pairs<N, true>(x, nullptr, smem, first, lines)
-                                        : move_lines<LOG2N, true>(in, x, nullptr, smem, first, lines, nullptr, 0);
+                                        : move_lines<LOG2N, true>(in, blk, x, nullptr, smem, first, lines, nullptr, 0);
     // The barrier also orders the DFT blocks' copy before the first wgmma.
     if (__syncthreads_or(seen) && nonfinite && threadIdx.x == 0) atomicOr(nonfinite, 1u);
     float2* result = stockham_passes<FMT, TERMS, PAIRS, N, 0>(smem, smem + FFT_ELEMENTS, twiddle, first_block,
                                                               last_block);
     if (out_contiguous) move_pairs<N, false>(nullptr, y, result, first, lines);
-    else move_lines<LOG2N, false>(out, nullptr, y, result, first, lines, table, use_table);
+    else move_lines<LOG2N, false>(out, blk, nullptr, y, result, first, lines, table, use_table);
     __syncthreads();   // the buffers are refilled by the next line block
   }
 }

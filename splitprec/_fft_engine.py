@@ -243,45 +243,105 @@ def plan(n, d, device):
                 _to_device(spectrum, device), plan(m, d, device))
 
 
-def _launch_lines(x, y, p, d, lines, layout, table=None, nonfinite=None):
+LOAD_BLOCKS, STORE_BLOCKS, REAL_BLOCKS = 1, 2, 4   # the kernel's Blocks.io flags
+_NO_BLOCKS = (0,) * 9
+
+
+@functools.lru_cache(maxsize=None)
+def _multiprocessors(device):
+    """The SM count of GPU ``device`` (cupy's ``Device.attributes`` would query every attribute)."""
+    import cupy
+    return cupy.cuda.runtime.deviceGetAttribute(cupy.cuda.runtime.cudaDevAttrMultiProcessorCount, device)
+
+
+def _launch_lines(x, y, p, d, lines, layout, table=None, nonfinite=None, blocks=_NO_BLOCKS):
     """One launch of the fused kernel: ``lines`` transforms of length ``p.n`` from ``x`` into ``y``;
     ``nonfinite`` (a uint32 device scalar, or None) gets 1 when ``x`` holds NaN or ±inf.
 
     ``layout = (log2 lines per batch, batch stride, input line stride, input element stride,
     output line stride, output element stride)``: element ``j`` of line ``(b, c)`` is read at
     ``b * batch_stride + c * line_stride + j * element_stride``; ``table`` (complex64, indexed by
-    the output offset within the batch) multiplies the outputs on store.
+    the output offset within the batch) multiplies the outputs on store. ``blocks = (io, lines,
+    step, pad, input length, input row stride, start, keep, output row stride)`` cuts overlap-save
+    blocks from ``x`` and/or places the kept outputs in ``y`` instead (:func:`overlap_save`).
     """
     import cupy
     tiles, twiddles = p.kernel
     line_blocks = -(-lines // (KERNEL_ELEMENTS // p.n))
-    grid = (min(line_blocks, _CTAS_PER_SM * cupy.cuda.Device().attributes["MultiProcessorCount"]), 1, 1)
+    grid = (min(line_blocks, _CTAS_PER_SM * _multiprocessors(cupy.cuda.runtime.getDevice())), 1, 1)
+    io, block_lines, step, pad, length, in_stride, start, keep, out_stride = blocks
     args = (x, y, twiddles, tiles, twiddles if table is None else table, np.int32(table is not None),
-            nonfinite, np.int64(lines), np.int32(layout[0]), np.int64(layout[1]), *map(np.int32, layout[2:]))
+            nonfinite, np.int64(lines), np.int32(layout[0]), np.int64(layout[1]), *map(np.int32, layout[2:]),
+            *map(np.int32, (io, block_lines, step, pad, length)), np.int64(in_stride),
+            np.int32(start), np.int32(keep), np.int64(out_stride))
     _launch.launch(KERNEL_FILE, kernel_expression(p.n, d), grid, (KERNEL_THREADS, 1, 1), args,
                    shared_bytes=1024 + tiles.nbytes + 2 * KERNEL_ELEMENTS * 8)
     return y
 
 
-def _fused(x, p, d, nonfinite, times=None):
-    """The forward DFT of complex64 ``x`` (batch, n) by one launch of the fused kernel (outputs times
-    ``times`` as it stores them, when given)."""
-    import cupy
-    x = cupy.ascontiguousarray(x)
-    return _launch_lines(x, cupy.empty_like(x), p, d, x.shape[0], (0, p.n, 0, 1, 0, 1), times, nonfinite)
+def fused(p):
+    """True when plan ``p`` runs in the fused kernel: one launch, or one per step of two."""
+    return p.kernel is not None or (p.steps is not None and p.steps[0].kernel is not None
+                                    and p.steps[1].kernel is not None)
 
 
-def _fused_steps(x, p, d, nonfinite, times=None):
-    """The two-step transform of complex64 ``x`` (batch, n1 * n2): one launch per step (the second
-    multiplies the outputs by ``times`` as it stores them, when given)."""
+def _fused(x, y, p, d, lines, nonfinite=None, times=None, blocks=_NO_BLOCKS):
+    """``lines`` forward DFTs of length ``p.n`` from ``x`` into ``y`` (complex64, ``(lines, n)``
+    unless ``blocks`` cut or place them) by the fused kernel, outputs times ``times`` as it stores
+    them, when given. A two-step plan is one launch per step: the first reads ``x`` (and cuts the
+    blocks), the second writes ``y`` (and places them)."""
     import cupy
+    if p.steps is None:
+        return _launch_lines(x, y, p, d, lines, (0, p.n, 0, 1, 0, 1), times, nonfinite, blocks)
     first, second, table = p.steps
-    n1, n2, batch = first.n, second.n, x.shape[0]
-    x = cupy.ascontiguousarray(x)
-    z = _launch_lines(x, cupy.empty_like(x), first, d, batch * n2,
-                      (n2.bit_length() - 1, p.n, 1, n2, 1, n2), table, nonfinite)
-    return _launch_lines(z, cupy.empty_like(x), second, d, batch * n1,
-                         (n1.bit_length() - 1, p.n, n2, 1, 1, n1), times)
+    n1, n2 = first.n, second.n
+    io = blocks[0] & REAL_BLOCKS
+    z = _launch_lines(x, cupy.empty((lines, p.n), np.complex64), first, d, lines * n2,
+                      (n2.bit_length() - 1, p.n, 1, n2, 1, n2), table, nonfinite,
+                      (blocks[0] & (LOAD_BLOCKS | io),) + blocks[1:])
+    return _launch_lines(z, y, second, d, lines * n1, (n1.bit_length() - 1, p.n, n2, 1, 1, n1), times, None,
+                         (blocks[0] & (STORE_BLOCKS | io),) + blocks[1:])
+
+
+def overlap_save(x, spectrum, pad, start, keep, d, nonfinite=None):
+    """Positions ``[start, start + keep)`` of the linear convolutions of the rows of ``x`` (cupy,
+    ``(rows, n)`` contiguous, float32 or complex64) with a filter of ``pad + 1`` taps whose DFT of
+    length ``B``, divided by ``B``, is ``spectrum`` (complex64 ``(B,)``), by overlap-save in the
+    fused kernel: blocks of ``B`` values ``step = B - pad`` apart (``x`` zero-padded by ``pad`` in
+    front), real rows two blocks per line as Re and Im; the first transform cuts them as it loads
+    and multiplies by ``spectrum`` as it stores, the second (the circular convolution read
+    backwards, ``DFT(DFT(z))[-j] = B z[j]``) places each block's last ``step`` outputs as it stores.
+    ``nonfinite``: as :func:`forward`.
+    """
+    import cupy
+    length = spectrum.shape[0]
+    p = plan(length, d, "gpu")
+    rows, n = x.shape
+    step = length - pad
+    blocks = -(-(start + keep) // step)                  # the blocks that hold the positions kept
+    real = x.dtype == np.float32
+    lines = -(-blocks // 2) if real else blocks
+    geometry = (lines, step, pad, n, n, start, keep, keep)
+    kind = REAL_BLOCKS if real else 0
+    y = _fused(x, cupy.empty((rows * lines, length), np.complex64), p, d, rows * lines, nonfinite, spectrum,
+               (LOAD_BLOCKS | kind,) + geometry)
+    return _fused(y, cupy.empty((rows, keep), x.dtype), p, d, rows * lines, blocks=(STORE_BLOCKS | kind,) + geometry)
+
+
+def padded_forward(h, length, d, nonfinite=None):
+    """The forward DFT of length ``length`` of each row of ``h`` (float32 or complex64, ``(rows, n)``,
+    ``n <= length``) zero-padded: on the GPU the fused kernel pads as it loads (a block per row)."""
+    xp = namespace(h)
+    rows, n = h.shape
+    p = plan(length, d, "gpu" if xp is not np else "cpu")
+    if xp is np or not fused(p):
+        taps = xp.zeros((rows, length), np.complex64)
+        taps[:, :n] = h
+        return forward(taps, d, nonfinite=nonfinite)
+    h = xp.ascontiguousarray(h)
+    io = LOAD_BLOCKS | (REAL_BLOCKS if h.dtype == np.float32 else 0)
+    return _fused(h, xp.empty((rows, length), np.complex64), p, d, rows, nonfinite,
+                  blocks=(io, 1, length, 0, n, n, 0, 0, 0))
 
 
 def _steps(x, p, d, kernel, nonfinite, times=None):
@@ -289,8 +349,6 @@ def _steps(x, p, d, kernel, nonfinite, times=None):
     xp = namespace(x)
     first, second, table = p.steps
     n1, n2, batch = first.n, second.n, x.shape[0]
-    if kernel and first.kernel is not None and second.kernel is not None:
-        return _fused_steps(x, p, d, nonfinite, times)
     lines = xp.ascontiguousarray(x.reshape(batch, n1, n2).transpose(0, 2, 1)).reshape(-1, n1)
     z = _stockham(lines, first, d, kernel, nonfinite).reshape(batch, n2, n1).transpose(0, 2, 1) * table
     z = _stockham(xp.ascontiguousarray(z).reshape(-1, n2), second, d, kernel)
@@ -313,10 +371,11 @@ def _stockham(x, p, d, kernel=True, nonfinite=None, times=None):
     """Forward DFT along the last axis of complex64 ``x`` (batch, n) by the passes of ``p``;
     ``nonfinite``, ``times``: as :func:`forward`."""
     xp = namespace(x)
+    if kernel and fused(p):
+        x = xp.ascontiguousarray(x)
+        return _fused(x, xp.empty_like(x), p, d, x.shape[0], nonfinite, times)
     if p.steps is not None:
         return _steps(x, p, d, kernel, nonfinite, times)
-    if kernel and p.kernel is not None:
-        return _fused(x, p, d, nonfinite, times)
     if nonfinite is not None:
         _flag_nonfinite_kernel()(x, nonfinite)
     batch, q = x.shape[0], 1

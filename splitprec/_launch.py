@@ -54,6 +54,16 @@ def _function(filename, expression, capability):
     return module.get_function(expression)
 
 
+@functools.lru_cache(maxsize=None)
+def _allow_optin_shared(function, device):
+    """Let ``function`` take the device's opt-in shared memory on ``device`` (launches asking for more
+    than 48 KiB need it): once per device, not a driver query per launch."""
+    import cupy
+    runtime = cupy.cuda.runtime
+    optin = runtime.deviceGetAttribute(runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin, device)
+    function.max_dynamic_shared_size_bytes = optin - function.shared_size_bytes
+
+
 def kernel(filename, expression):
     """The compiled ``cupy.RawKernel`` for ``expression`` in ``kernels/<filename>`` (cached)."""
     import cupy
@@ -62,7 +72,8 @@ def kernel(filename, expression):
 
 def launch(filename, expression, grid, block, args, shared_bytes=0):
     """Run one instantiation on the current stream; raises the first CUDA error of the launch."""
+    import cupy
     function = kernel(filename, expression)
-    if shared_bytes > 48 * 1024 and function.max_dynamic_shared_size_bytes < shared_bytes:
-        function.max_dynamic_shared_size_bytes = shared_bytes
+    if shared_bytes > 48 * 1024:
+        _allow_optin_shared(function, cupy.cuda.runtime.getDevice())
     function(tuple(grid), tuple(block), args, shared_mem=shared_bytes)

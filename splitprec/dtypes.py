@@ -10,6 +10,7 @@ Everything per-scheme (split, engines, bounds, kernel dispatch) reads these reco
 The fp64-class schemes ``ozaki2_int8x<N>`` (float64 target, CRT over N int8 moduli) are
 :class:`splitprec.ozaki.Ozaki2DType` records in the same registry (see splitprec/ozaki.py).
 """
+import functools
 from dataclasses import dataclass
 
 from .formats import FORMATS, get_format
@@ -150,6 +151,7 @@ def dtype(name):
                          f"{', '.join(map(repr, dtypes()))}") from None
 
 
+@functools.lru_cache(maxsize=None)
 def cheapest(precision):
     """The cheapest scheme of ``precision`` class: ``"fp32"`` (ties broken by the smaller error) or
     ``"fp64"`` (the fewest moduli whose bound is fp64 class: ``ozaki2_int8x14``)."""

@@ -299,35 +299,77 @@ def _conv_length(n, d, xp):
 
 
 def _block_length(n_long, n_short):
-    """The overlap-save block length for a convolution of lengths ``n_long >= n_short`` along one axis:
-    the power of two >= 4 (n_short - 1) and >= 16, so that each block keeps at least 3/4 of its
-    outputs, where the convolution is at least twice as long; else None (one transform of it all)."""
+    """The overlap-save block length for a convolution of lengths ``n_long >= n_short`` along one axis,
+    or None (one transform of it all): of the powers of two ``B >= 16`` that keep at least half of each
+    block (``B >= 2 (n_short - 1)``) and fit twice in the convolution, the one with the least work
+    per kept output, ``(passes + I/O) * B / (B - n_short + 1)``, where one launch's read and write
+    count as one pass and a two-step length's two launches (strided) as 4.5 (H200 timings of the
+    fused kernel)."""
     if n_short < 2:
         return None
-    length = max(16, 1 << (4 * (n_short - 1) - 1).bit_length())
-    return length if length <= _fft_engine.FOUR_STEP_MAX and n_long + n_short - 1 >= 2 * length else None
+    full, best = n_long + n_short - 1, None
+    length = max(16, 1 << (2 * (n_short - 1) - 1).bit_length())
+    while length <= _fft_engine.FOUR_STEP_MAX and 2 * length <= full:
+        lengths = _fft_engine.four_step_lengths(length) or (length,)
+        passes = sum(len(_fft_engine.factorize(n)) for n in lengths) + (1 if len(lengths) == 1 else 4.5)
+        work = passes * length / (length - n_short + 1)
+        best = min(best or (work, length), (work, length))
+        length *= 2
+    return best and best[1]
 
 
-def _overlap_save(x, h, axis, length, *, real, d):
-    """The full linear convolution of ``x`` with the shorter ``h`` along ``axis``, by overlap-save.
+def _overlap_save(x, h, axis, length, start, keep, *, real, d):
+    """Positions ``[start, start + keep)`` of the full linear convolution of ``x`` with the shorter
+    ``h`` along ``axis``, by overlap-save.
 
     ``x``, zero-padded by ``n_h - 1`` in front, is cut into blocks of ``length`` values ``step =
     length - (n_h - 1)`` apart; each block's transform is multiplied by that of ``h`` (zero-padded,
     divided by ``length``: exact) and transformed again, which gives the circular convolution read
     backwards (``DFT(DFT(z))[-j] = length * z[j]``), whose last ``step`` values are the linear one.
     Real inputs pack two blocks per complex line, as real and imaginary parts (``h`` is real, so
-    their convolutions stay apart). Rows (of the broadcast batch) with NaN or ±inf in ``x`` or ``h``
-    come out NaN, as from one transform of the whole length.
+    their convolutions stay apart). One filter for every row runs in the fused kernel where it
+    applies (:func:`splitprec._fft_engine.overlap_save`: the blocks are cut as they load and placed
+    as they store); otherwise array operations cut and place them. Rows (of the broadcast batch)
+    with NaN or ±inf in ``x`` or ``h`` come out NaN, as from one transform of the whole length.
     """
     xp = namespace(x, h)
     x, h = xp.moveaxis(x, axis, -1), xp.moveaxis(h, axis, -1)
     n_x, n_h = x.shape[-1], h.shape[-1]
     batch = np.broadcast_shapes(x.shape[:-1], h.shape[:-1])
-    full, step = n_x + n_h - 1, length - (n_h - 1)
-    blocks = -(-full // step)
+    flag = xp.zeros(1, np.uint32) if xp is not np else None   # NaN or ±inf read from h or x
+    spectrum = _block_spectrum(h, length, d, flag)
+    one_filter = spectrum.shape[:-1] == (1,) * len(batch)
+    if flag is not None and one_filter and _fft_engine.fused(_fft_engine.plan(length, d, "gpu")):
+        rows = xp.ascontiguousarray(x).reshape(-1, n_x)         # one filter: x's batch is the batch
+        out = _fft_engine.overlap_save(rows, spectrum.reshape(length), n_h - 1, start, keep, d, flag)
+        out = out.reshape(batch + (keep,))
+    else:
+        out = _overlap_save_arrays(x, spectrum, batch, n_h, start + keep, real=real, d=d, flag=flag,
+                                   one_filter=one_filter)[..., start:start + keep]
+    if flag is None or int(flag.get()[0]):
+        bad = _nonfinite_lines(xp.broadcast_to(x, batch + (n_x,)), xp) | _nonfinite_lines(
+            xp.broadcast_to(h, batch + (n_h,)), xp)
+        out = _nan_where(bad, out, xp)
+    return xp.moveaxis(out, -1, axis)
+
+
+def _block_spectrum(h, length, d, nonfinite=None):
+    """The DFT of length ``length`` of the taps ``h`` (last axis, zero-padded), divided by ``length``
+    (exact: a power of two); ``nonfinite``: as :func:`splitprec._fft_engine.forward`."""
+    spectrum = _fft_engine.padded_forward(h.reshape(-1, h.shape[-1]), length, d, nonfinite)
+    return spectrum.reshape(h.shape[:-1] + (length,)) / np.float32(length)
+
+
+def _overlap_save_arrays(x, spectrum, batch, n_h, end, *, real, d, flag, one_filter):
+    """The convolution's first ``end`` (or more) positions by :func:`_overlap_save`'s blocks, cut and
+    placed by array operations (``x``'s convolved axis last, ``spectrum`` that of the filter)."""
+    xp = namespace(x)
+    length = spectrum.shape[-1]
+    step = length - (n_h - 1)
+    blocks = -(-end // step)
     blocks += blocks % 2 if real else 0
-    padded = xp.zeros(batch + ((blocks - 1) * step + length,), x.dtype)
-    padded[..., n_h - 1:n_h - 1 + n_x] = x
+    padded = xp.zeros(batch + (max((blocks - 1) * step + length, n_h - 1 + x.shape[-1]),), x.dtype)
+    padded[..., n_h - 1:n_h - 1 + x.shape[-1]] = x
     item = padded.itemsize
     cut = xp.lib.stride_tricks.as_strided(padded, batch + (blocks, length),
                                           padded.strides[:-1] + (step * item, item))
@@ -335,11 +377,7 @@ def _overlap_save(x, h, axis, length, *, real, d):
         lines = xp.stack((cut[..., 0::2, :], cut[..., 1::2, :]), axis=-1).view(np.complex64)[..., 0]
     else:
         lines = xp.ascontiguousarray(cut)
-    taps = xp.zeros(h.shape[:-1] + (length,), np.complex64)
-    taps[..., :n_h] = h
-    spectrum = _fft_engine.forward(taps, d) / np.float32(length)
-    flag = xp.zeros(1, np.uint32) if xp is not np else None
-    if spectrum.shape[:-1] == (1,) * len(batch):    # one filter for every row: multiplied on store
+    if one_filter:                                  # multiplied on store where the kernel runs
         y = _fft_engine.forward(lines.reshape(-1, length), d, nonfinite=flag, times=spectrum.reshape(length))
         y = y.reshape(lines.shape)
     else:
@@ -348,12 +386,7 @@ def _overlap_save(x, h, axis, length, *, real, d):
     kept = _fft_engine.forward(y.reshape(-1, length), d).reshape(y.shape)[..., ::-1][..., n_h - 2:length - 1]
     if real:
         kept = xp.stack((kept.real, kept.imag), axis=-2)
-    out = kept.reshape(batch + (-1,))[..., :full]
-    if flag is None or int(flag.get()[0]) or not bool(xp.isfinite(h).all()):
-        bad = _nonfinite_lines(xp.broadcast_to(x, batch + (n_x,)), xp) | _nonfinite_lines(
-            xp.broadcast_to(h, batch + (n_h,)), xp)
-        out = _nan_where(bad, out, xp)
-    return xp.moveaxis(out, -1, axis)
+    return kept.reshape(batch + (-1,))
 
 
 def _conv_axes(in1, in2, mode, axes, op):
@@ -417,8 +450,8 @@ def fftconvolve(in1, in2, mode="full", axes=None, *, dtype=None):
     -------
     float32 when both inputs are real, else complex64; same kind (numpy/cupy) as the inputs. Along
     one axis, a long input with a short one (at least twice the block) runs by overlap-save in
-    power-of-two blocks of at least 4x the shorter length (:func:`_overlap_save`). Otherwise the
-    transforms run at lengths >= ``n1 + n2 - 1``: on the GPU powers of two up to 2^24 (the fused
+    power-of-two blocks of at least 2x the shorter length (:func:`_block_length`,
+    :func:`_overlap_save`). Otherwise the transforms run at lengths >= ``n1 + n2 - 1``: on the GPU powers of two up to 2^24 (the fused
     kernels), elsewhere lengths with no prime factor above 7; real inputs through ``rfft``/``irfft``
     on the last convolved axis.
 
@@ -456,20 +489,23 @@ def fftconvolve(in1, in2, mode="full", axes=None, *, dtype=None):
     if mode == "valid":
         in1, in2 = _valid_order(in1, in2, axes, op)
     full = [in1.shape[ax] + in2.shape[ax] - 1 for ax in axes]
-    long, short = sorted((in1, in2), key=lambda x: -x.shape[axes[0]])   # along the first convolved axis
-    if all(1 in (in1.shape[ax], in2.shape[ax]) for ax in axes):   # one tap per axis: the product, as
-        y = in1 * in2                                              # scipy (it convolves no such axis)
-    elif len(axes) == 1 and (block := _block_length(long.shape[axes[0]], short.shape[axes[0]])):
-        y = _overlap_save(long, short, axes[0], block, real=real, d=d)
-    else:
-        lengths = [_conv_length(n, d, xp) for n in full]
-        product = _spectrum(in1, lengths, axes, real=real, d=d) * _spectrum(in2, lengths, axes, real=real, d=d)
-        y = _inverse_spectrum(product, lengths, axes, real=real, d=d)
     # Lengths kept, centred in the full convolution (the front of y's axes): scipy's 'same' keeps in1's
     # shape on every axis, the broadcast ones too.
     keep = dict(enumerate(shape1)) if mode == "same" else dict(zip(axes, full if mode == "full" else [
         in1.shape[ax] - in2.shape[ax] + 1 for ax in axes]))
-    whole = dict(enumerate(y.shape)) | dict(zip(axes, full))
+    long, short = sorted((in1, in2), key=lambda x: -x.shape[axes[0]])   # along the first convolved axis
+    cut = {}                                                           # axes the convolution kept already
+    if all(1 in (in1.shape[ax], in2.shape[ax]) for ax in axes):   # one tap per axis: the product, as
+        y = in1 * in2                                              # scipy (it convolves no such axis)
+    elif len(axes) == 1 and (block := _block_length(long.shape[axes[0]], short.shape[axes[0]])):
+        ax = axes[0]
+        y = _overlap_save(long, short, ax, block, (full[0] - keep[ax]) // 2, keep[ax], real=real, d=d)
+        cut = {ax: keep[ax]}
+    else:
+        lengths = [_conv_length(n, d, xp) for n in full]
+        product = _spectrum(in1, lengths, axes, real=real, d=d) * _spectrum(in2, lengths, axes, real=real, d=d)
+        y = _inverse_spectrum(product, lengths, axes, real=real, d=d)
+    whole = dict(enumerate(y.shape)) | dict(zip(axes, full)) | cut
     index = tuple(slice((whole[ax] - keep[ax]) // 2, (whole[ax] - keep[ax]) // 2 + keep[ax]) if ax in keep
                   else slice(None) for ax in range(y.ndim))
     return xp.ascontiguousarray(y[index])

@@ -446,9 +446,11 @@ def test_fftconvolve_error_within_twice_float32_fftconvolve(n1, n2):
 
 
 @pytest.mark.parametrize("n_long, n_short, length", [
-    (4096, 129, 512), (10000, 1000, 4096), (65536, 5, 16), (2 ** 16, 1025, 4096), (2 ** 22, 4097, 16384),
-    (1000, 300, None), (100, 1, None), (2 ** 26, 2 ** 22 + 2, None)])
-def test_block_length_keeps_three_quarters_of_each_block(n_long, n_short, length):
+    (4096, 129, 2048), (10000, 1000, 4096), (65536, 5, 16), (2 ** 16, 1025, 4096), (2 ** 24, 65, 256),
+    (2 ** 22, 4097, 65536), (2 ** 26, 2 ** 22 + 2, 2 ** 24), (1000, 300, None), (100, 1, None)])
+def test_block_length_has_the_least_work_per_kept_output(n_long, n_short, length):
+    """One launch beats two steps unless it keeps little of each block (4097 taps: 2^16, not 2^13);
+    lengths that do not fit twice, or a single tap, take no blocks."""
     assert sp.fft._block_length(n_long, n_short) == length
 
 
@@ -683,6 +685,52 @@ def test_gpu_fftconvolve_overlap_save_within_twice_cupyx(shapes, axis, kind):
     assert (np.isnan(y) == np.isnan(ref)).all()
     finite = ~np.isnan(ref)
     assert _rel(y[finite], ref[finite]) <= 2 * _rel(anchor[finite], ref[finite])
+    (in2 if in1.size > in2.size else in1)[0, 0] = np.inf   # the filter's first row: its rows NaN too
+    with np.errstate(invalid="ignore"):
+        ref = scipy_signal.fftconvolve(in1.astype(wide), in2.astype(wide), axes=axis)
+    y = sp.fft.fftconvolve(cp.asarray(in1), cp.asarray(in2), axes=axis).get()
+    assert (np.isnan(y) == np.isnan(ref)).all() and np.isnan(ref).any()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["r", "c"])
+@pytest.mark.parametrize("n, taps, length, mode", [
+    (5000, 300, 1024, "full"), (5000, 300, 2048, "same"), (5000, 300, 4096, "valid"), (40000, 1500, 8192, "same"),
+    (40000, 3000, 16384, "full"), (40000, 3000, 16384, "valid")])
+def test_gpu_overlap_save_kernel_cuts_and_places_blocks_as_the_arrays_do(n, taps, length, mode, kind):
+    """The fused overlap-save (blocks cut as the kernel loads, kept outputs placed as it stores) gives
+    the bits of the same transforms on blocks cut and placed by array operations, for one launch per
+    transform (B <= 4096) and two (B = 8192, 16384), and flags NaN input."""
+    cp = _cupy()
+    d = sp.dtype(DEFAULT)
+    x, h = cp.asarray(_signal((3, n), kind, seed=16)), cp.asarray(_signal((1, taps), kind, seed=17))
+    full = n + taps - 1
+    keep = {"full": full, "same": n, "valid": n - taps + 1}[mode]
+    start = (full - keep) // 2
+    spectrum = sp.fft._block_spectrum(h, length, d)
+    ref = sp.fft._overlap_save_arrays(x, spectrum, (3,), taps, start + keep, real=kind == "r", d=d, flag=None,
+                                      one_filter=True)[..., start:start + keep]
+    flag = cp.zeros(1, np.uint32)
+    y = _fft_engine.overlap_save(x, spectrum.reshape(length), taps - 1, start, keep, d, flag)
+    assert y.shape == (3, keep) and y.dtype == x.dtype and int(flag.get()[0]) == 0
+    cp.testing.assert_array_equal(y, ref)
+    x[2, n // 2] = np.nan
+    y = _fft_engine.overlap_save(x, spectrum.reshape(length), taps - 1, start, keep, d, flag)
+    assert int(flag.get()[0]) == 1
+    cp.testing.assert_array_equal(y[:2], ref[:2])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["r", "c"])
+@pytest.mark.parametrize("n, length", [(300, 2048), (1500, 8192)])
+def test_gpu_padded_forward_pads_as_it_loads(n, length, kind):
+    """The kernel's zero padding on load gives the bits of the transform of a zero-padded copy."""
+    cp = _cupy()
+    d = sp.dtype(DEFAULT)
+    h = cp.asarray(_signal((2, n), kind, seed=18))
+    taps = cp.zeros((2, length), np.complex64)
+    taps[:, :n] = h
+    cp.testing.assert_array_equal(_fft_engine.padded_forward(h, length, d), _fft_engine.forward(taps, d))
 
 
 @pytest.mark.gpu
