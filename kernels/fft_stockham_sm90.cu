@@ -74,30 +74,56 @@ struct LineLayout {
   }
 };
 
+__device__ __forceinline__ unsigned not_finite(float v) { return (__float_as_uint(v) & 0x7F800000u) == 0x7F800000u; }
+
+// One launch's parameters, passed by value (splitprec._fft_engine.LAUNCH is the same layout). Lines:
+// line g is (b, c) = (g / 2**log2_lines, g % 2**log2_lines) and its element j sits at b * batch_stride +
+// c * line_stride + j * elem_stride (in and out), unless io says overlap-save blocks (Blocks).
+struct LaunchArgs {
+  long long lines, batch_stride, in_row_stride, out_row_stride;
+  unsigned* row_flags;
+  const unsigned* all_flag;
+  int log2_lines, in_line_stride, in_elem_stride, out_line_stride, out_elem_stride, use_table;
+  int io, block_lines, step, pad, in_length, start, keep;
+  float scale;
+};
+
 // Overlap-save blocks of length B = 2**log2_length over rows of an input (real float32 or complex64,
 // rows in_stride apart): block line l of row r (the layout's line batch b = r * lines + l) holds at
 // element e the input value at l * step + e - pad (real: blocks 2l and 2l + 1 as Re and Im), zero
-// outside [0, in_length). A transform that is the circular convolution read backwards has, at element
-// e, position c = -e mod B of it, which for c >= pad is the full linear convolution at l * step + c -
-// pad (real: both blocks); the store keeps the positions in [start, start + keep), at their offset
-// from start in output rows out_stride apart. io: LOAD_BLOCKS and/or STORE_BLOCKS, and REAL.
+// outside [0, in_length), times scale (a power of two: exact). A transform that is the circular
+// convolution read backwards has, at element e, position c = -e mod B of it, which for c >= pad is
+// the full linear convolution at l * step + c - pad (real: both blocks); the store keeps positions in
+// [start, start + keep), at their offset from start in output rows out_stride apart. row_flags (or
+// null): a load sets row r's flag when it reads NaN or ±inf; a store writes NaN to the rows whose
+// flag or *all_flag is set, as one transform of the whole row would give.
 constexpr int LOAD_BLOCKS = 1, STORE_BLOCKS = 2, REAL_BLOCKS = 4;
 struct Blocks {
   int io, lines, step, pad, in_length, log2_length, start, keep;
   long long in_stride, out_stride;
+  unsigned* row_flags;
+  const unsigned* all_flag;
+  float scale;
   __device__ __forceinline__ bool real() const { return io & REAL_BLOCKS; }
   __device__ __forceinline__ float2 load(const float2* x, long long b, int e) const {
     const int row = static_cast<int>(b) / lines, pos = (static_cast<int>(b) - row * lines) * step * (real() ? 2 : 1) + e - pad;
-    if (!real()) return pos >= 0 && pos < in_length ? x[row * in_stride + pos] : make_float2(0.f, 0.f);
-    const float* xr = reinterpret_cast<const float*>(x) + row * in_stride;
-    return make_float2(pos >= 0 && pos < in_length ? xr[pos] : 0.f,
-                       pos + step >= 0 && pos + step < in_length ? xr[pos + step] : 0.f);
+    float2 v;
+    if (!real()) {
+      v = pos >= 0 && pos < in_length ? x[row * in_stride + pos] : make_float2(0.f, 0.f);
+    } else {
+      const float* xr = reinterpret_cast<const float*>(x) + row * in_stride;
+      v = make_float2(pos >= 0 && pos < in_length ? xr[pos] : 0.f,
+                      pos + step >= 0 && pos + step < in_length ? xr[pos + step] : 0.f);
+    }
+    if (row_flags && (not_finite(v.x) | not_finite(v.y))) atomicOr(row_flags + row, 1u);
+    return make_float2(v.x * scale, v.y * scale);
   }
   __device__ __forceinline__ void store(float2* y, long long b, int e, float2 v) const {
     const int c = (-e) & ((1 << log2_length) - 1);
     if (c < pad) return;
     const int row = static_cast<int>(b) / lines;
     const int pos = (static_cast<int>(b) - row * lines) * step * (real() ? 2 : 1) + c - pad - start;
+    if (row_flags && (row_flags[row] | *all_flag)) v = make_float2(__int_as_float(0x7FFFFFFF), __int_as_float(0x7FFFFFFF));
     if (!real()) {
       if (pos >= 0 && pos < keep) y[row * out_stride + pos] = v;
       return;
@@ -107,8 +133,6 @@ struct Blocks {
     if (pos + step >= 0 && pos + step < keep) yr[pos + step] = v.y;
   }
 };
-
-__device__ __forceinline__ unsigned not_finite(float v) { return (__float_as_uint(v) & 0x7F800000u) == 0x7F800000u; }
 
 // The parts of x0 (and x1, bf16) as splitprec.split makes them (shift 0, no scaling), packed as
 // operand registers: part i rounds the residual left by parts 0..i-1 to nearest even, and each
@@ -327,13 +351,11 @@ __device__ __forceinline__ unsigned move_pairs(const float2* x, float2* y, float
   return seen;
 }
 
-// x, y: the lines (LineLayout in and out); twiddle: the passes' (m, R) tables with m > 1, in pass
+// x, y: the lines (layout and blocks in `a`); twiddle: the passes' (m, R) tables with m > 1, in pass
 // order; blocks: (2, TERMS) DFT-block parts of the radix-16 and last passes, each PART_BYTES in
 // wgmma's K-major 128-byte-swizzled layout (splitprec._fft_engine.b_tiles); table (used when
-// use_table != 0): complex64 factors of the outputs, indexed by the output offset inside the batch;
-// nonfinite (or null) is set to 1 when a value read from x is NaN or ±inf; the last nine arguments
-// (Blocks) cut overlap-save blocks on load and/or place their outputs on store (io = 0: neither; the
-// line batch of the layout is then the block line). x and y do not overlap.
+// a.use_table != 0): complex64 factors of the outputs, indexed by the output offset inside the batch;
+// nonfinite (or null) is set to 1 when a value read from x is NaN or ±inf. x and y do not overlap.
 // Each CTA loops over line blocks blockIdx.x, blockIdx.x + gridDim.x, ...
 template <int FMT,         // part format: FMT_TF32 or FMT_BF16
           int TERMS,       // parts per value
@@ -342,12 +364,7 @@ template <int FMT,         // part format: FMT_TF32 or FMT_BF16
 __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
 fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
                   const float2* __restrict__ twiddle, const uint4* __restrict__ blocks,
-                  const float2* __restrict__ table, int use_table, unsigned* nonfinite,
-                  long long lines, int log2_lines,
-                  long long batch_stride, int in_line_stride, int in_elem_stride,
-                  int out_line_stride, int out_elem_stride,
-                  int blocks_io, int block_lines, int block_step, int block_pad, int in_length,
-                  long long in_row_stride, int out_start, int out_keep, long long out_row_stride) {
+                  const float2* __restrict__ table, unsigned* nonfinite, const LaunchArgs a) {
   extern __shared__ unsigned char shared_raw[];             // 1024-byte aligned below
   constexpr int N = 1 << LOG2N, BLOCK_BYTES = 2 * TERMS * PART_BYTES;
   const unsigned raw = shared_address(shared_raw);
@@ -357,13 +374,14 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
   for (int i = threadIdx.x; i < BLOCK_BYTES / 16; i += THREADS) reinterpret_cast<uint4*>(base)[i] = blocks[i];
   shared_writes_to_async_proxy();
 
-  const LineLayout in{log2_lines, batch_stride, in_line_stride, in_elem_stride};
-  const LineLayout out{log2_lines, batch_stride, out_line_stride, out_elem_stride};
-  const Blocks blk{blocks_io, block_lines, block_step, block_pad, in_length, LOG2N + log2_lines, out_start,
-                   out_keep, in_row_stride, out_row_stride};   // block length N * 2**log2_lines
+  const LineLayout in{a.log2_lines, a.batch_stride, a.in_line_stride, a.in_elem_stride};
+  const LineLayout out{a.log2_lines, a.batch_stride, a.out_line_stride, a.out_elem_stride};
+  const Blocks blk{a.io, a.block_lines, a.step, a.pad, a.in_length, LOG2N + a.log2_lines,   // B = N * 2**log2_lines
+                   a.start, a.keep, a.in_row_stride, a.out_row_stride, a.row_flags, a.all_flag, a.scale};
+  const long long lines = a.lines;
   const long long line_blocks = (lines + FFT_ELEMENTS / N - 1) / (FFT_ELEMENTS / N);
-  const bool in_contiguous = !(blocks_io & LOAD_BLOCKS) && in.contiguous(x, N);
-  const bool out_contiguous = !(blocks_io & STORE_BLOCKS) && !use_table && out.contiguous(y, N);
+  const bool in_contiguous = !(a.io & LOAD_BLOCKS) && in.contiguous(x, N);
+  const bool out_contiguous = !(a.io & STORE_BLOCKS) && !a.use_table && out.contiguous(y, N);
 #pragma unroll 1
   for (long long block = blockIdx.x; block < line_blocks; block += gridDim.x) {
     const long long first = block * (FFT_ELEMENTS / N);    // first line
@@ -375,7 +393,7 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
     float2* result = stockham_passes<FMT, TERMS, PAIRS, N, 0>(smem, smem + FFT_ELEMENTS, twiddle, first_block,
                                                               last_block);
     if (out_contiguous) move_pairs<N, false>(nullptr, y, result, first, lines);
-    else move_lines<LOG2N, false>(out, blk, nullptr, y, result, first, lines, table, use_table);
+    else move_lines<LOG2N, false>(out, blk, nullptr, y, result, first, lines, table, a.use_table);
     __syncthreads();   // the buffers are refilled by the next line block
   }
 }

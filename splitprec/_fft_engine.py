@@ -45,6 +45,7 @@ transform of length ``n / 2`` on the packed pairs ``x[2j] + i x[2j+1]``, with a 
 """
 import functools
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -244,7 +245,35 @@ def plan(n, d, device):
 
 
 LOAD_BLOCKS, STORE_BLOCKS, REAL_BLOCKS = 1, 2, 4   # the kernel's Blocks.io flags
-_NO_BLOCKS = (0,) * 9
+# The kernel's LaunchArgs, passed by value (C layout: align=True).
+LAUNCH = np.dtype([(name, "<i8") for name in ("lines", "batch_stride", "in_row_stride", "out_row_stride")]
+                  + [(name, "<u8") for name in ("row_flags", "all_flag")]
+                  + [(name, "<i4") for name in ("log2_lines", "in_line_stride", "in_elem_stride", "out_line_stride",
+                                                "out_elem_stride", "use_table", "io", "block_lines", "step", "pad",
+                                                "in_length", "start", "keep")]
+                  + [("scale", "<f4")], align=True)
+
+
+class Blocks(NamedTuple):
+    """Overlap-save blocks of one launch (the kernel's ``Blocks``; :func:`overlap_save`): ``io``
+    (LOAD_BLOCKS: cut from ``x``'s rows as it loads; STORE_BLOCKS: kept outputs placed in ``y``'s rows
+    as it stores; REAL_BLOCKS: real rows, two blocks per line), block lines per row, ``step`` between
+    blocks, ``pad`` zeros in front, input row length and stride, kept positions ``[start, start +
+    keep)`` and the output row stride; ``row_flags``/``all_flag``: device addresses of per-row and
+    every-row NaN flags (or 0); ``scale`` multiplies the values loaded (a power of two: exact)."""
+
+    io: int = 0
+    lines: int = 0
+    step: int = 0
+    pad: int = 0
+    in_length: int = 0
+    in_stride: int = 0
+    start: int = 0
+    keep: int = 0
+    out_stride: int = 0
+    row_flags: int = 0
+    all_flag: int = 0
+    scale: float = 1.0
 
 
 @functools.lru_cache(maxsize=None)
@@ -254,27 +283,25 @@ def _multiprocessors(device):
     return cupy.cuda.runtime.deviceGetAttribute(cupy.cuda.runtime.cudaDevAttrMultiProcessorCount, device)
 
 
-def _launch_lines(x, y, p, d, lines, layout, table=None, nonfinite=None, blocks=_NO_BLOCKS):
+def _launch_lines(x, y, p, d, lines, layout, table=None, nonfinite=None, blocks=Blocks()):
     """One launch of the fused kernel: ``lines`` transforms of length ``p.n`` from ``x`` into ``y``;
     ``nonfinite`` (a uint32 device scalar, or None) gets 1 when ``x`` holds NaN or ±inf.
 
     ``layout = (log2 lines per batch, batch stride, input line stride, input element stride,
     output line stride, output element stride)``: element ``j`` of line ``(b, c)`` is read at
     ``b * batch_stride + c * line_stride + j * element_stride``; ``table`` (complex64, indexed by
-    the output offset within the batch) multiplies the outputs on store. ``blocks = (io, lines,
-    step, pad, input length, input row stride, start, keep, output row stride)`` cuts overlap-save
-    blocks from ``x`` and/or places the kept outputs in ``y`` instead (:func:`overlap_save`).
+    the output offset within the batch) multiplies the outputs on store; ``blocks`` cuts
+    overlap-save blocks from ``x`` and/or places the kept outputs in ``y`` instead.
     """
     import cupy
     tiles, twiddles = p.kernel
     line_blocks = -(-lines // (KERNEL_ELEMENTS // p.n))
     grid = (min(line_blocks, _CTAS_PER_SM * _multiprocessors(cupy.cuda.runtime.getDevice())), 1, 1)
-    io, block_lines, step, pad, length, in_stride, start, keep, out_stride = blocks
-    args = (x, y, twiddles, tiles, twiddles if table is None else table, np.int32(table is not None),
-            nonfinite, np.int64(lines), np.int32(layout[0]), np.int64(layout[1]), *map(np.int32, layout[2:]),
-            *map(np.int32, (io, block_lines, step, pad, length)), np.int64(in_stride),
-            np.int32(start), np.int32(keep), np.int64(out_stride))
-    _launch.launch(KERNEL_FILE, kernel_expression(p.n, d), grid, (KERNEL_THREADS, 1, 1), args,
+    b = blocks
+    args = np.array((lines, layout[1], b.in_stride, b.out_stride, b.row_flags, b.all_flag, layout[0], *layout[2:],
+                     table is not None, b.io, b.lines, b.step, b.pad, b.in_length, b.start, b.keep, b.scale), LAUNCH)
+    _launch.launch(KERNEL_FILE, kernel_expression(p.n, d), grid, (KERNEL_THREADS, 1, 1),
+                   (x, y, twiddles, tiles, twiddles if table is None else table, nonfinite, args),
                    shared_bytes=1024 + tiles.nbytes + 2 * KERNEL_ELEMENTS * 8)
     return y
 
@@ -285,7 +312,7 @@ def fused(p):
                                     and p.steps[1].kernel is not None)
 
 
-def _fused(x, y, p, d, lines, nonfinite=None, times=None, blocks=_NO_BLOCKS):
+def _fused(x, y, p, d, lines, nonfinite=None, times=None, blocks=Blocks()):
     """``lines`` forward DFTs of length ``p.n`` from ``x`` into ``y`` (complex64, ``(lines, n)``
     unless ``blocks`` cut or place them) by the fused kernel, outputs times ``times`` as it stores
     them, when given. A two-step plan is one launch per step: the first reads ``x`` (and cuts the
@@ -295,15 +322,14 @@ def _fused(x, y, p, d, lines, nonfinite=None, times=None, blocks=_NO_BLOCKS):
         return _launch_lines(x, y, p, d, lines, (0, p.n, 0, 1, 0, 1), times, nonfinite, blocks)
     first, second, table = p.steps
     n1, n2 = first.n, second.n
-    io = blocks[0] & REAL_BLOCKS
     z = _launch_lines(x, cupy.empty((lines, p.n), np.complex64), first, d, lines * n2,
                       (n2.bit_length() - 1, p.n, 1, n2, 1, n2), table, nonfinite,
-                      (blocks[0] & (LOAD_BLOCKS | io),) + blocks[1:])
+                      blocks._replace(io=blocks.io & ~STORE_BLOCKS))
     return _launch_lines(z, y, second, d, lines * n1, (n1.bit_length() - 1, p.n, n2, 1, 1, n1), times, None,
-                         (blocks[0] & (STORE_BLOCKS | io),) + blocks[1:])
+                         blocks._replace(io=blocks.io & ~LOAD_BLOCKS))
 
 
-def overlap_save(x, spectrum, pad, start, keep, d, nonfinite=None):
+def overlap_save(x, spectrum, pad, start, keep, d, flags):
     """Positions ``[start, start + keep)`` of the linear convolutions of the rows of ``x`` (cupy,
     ``(rows, n)`` contiguous, float32 or complex64) with a filter of ``pad + 1`` taps whose DFT of
     length ``B``, divided by ``B``, is ``spectrum`` (complex64 ``(B,)``), by overlap-save in the
@@ -311,7 +337,9 @@ def overlap_save(x, spectrum, pad, start, keep, d, nonfinite=None):
     front), real rows two blocks per line as Re and Im; the first transform cuts them as it loads
     and multiplies by ``spectrum`` as it stores, the second (the circular convolution read
     backwards, ``DFT(DFT(z))[-j] = B z[j]``) places each block's last ``step`` outputs as it stores.
-    ``nonfinite``: as :func:`forward`.
+    ``flags`` (uint32 ``(rows + 1,)``, zeros but for ``flags[0]``, the filter's NaN/inf flag): the
+    first transform sets ``flags[1 + r]`` when row ``r`` holds NaN or ±inf, and the second writes
+    such rows, or all when ``flags[0]`` is set, as NaN, as one transform of the whole row would.
     """
     import cupy
     length = spectrum.shape[0]
@@ -321,27 +349,29 @@ def overlap_save(x, spectrum, pad, start, keep, d, nonfinite=None):
     blocks = -(-(start + keep) // step)                  # the blocks that hold the positions kept
     real = x.dtype == np.float32
     lines = -(-blocks // 2) if real else blocks
-    geometry = (lines, step, pad, n, n, start, keep, keep)
-    kind = REAL_BLOCKS if real else 0
-    y = _fused(x, cupy.empty((rows * lines, length), np.complex64), p, d, rows * lines, nonfinite, spectrum,
-               (LOAD_BLOCKS | kind,) + geometry)
-    return _fused(y, cupy.empty((rows, keep), x.dtype), p, d, rows * lines, blocks=(STORE_BLOCKS | kind,) + geometry)
+    geometry = Blocks(REAL_BLOCKS if real else 0, lines, step, pad, n, n, start, keep, keep,
+                      flags.data.ptr + flags.itemsize, flags.data.ptr)
+    y = _fused(x, cupy.empty((rows * lines, length), np.complex64), p, d, rows * lines, times=spectrum,
+               blocks=geometry._replace(io=geometry.io | LOAD_BLOCKS))
+    return _fused(y, cupy.empty((rows, keep), x.dtype), p, d, rows * lines,
+                  blocks=geometry._replace(io=geometry.io | STORE_BLOCKS))
 
 
-def padded_forward(h, length, d, nonfinite=None):
+def padded_forward(h, length, d, nonfinite=None, scale=1.0):
     """The forward DFT of length ``length`` of each row of ``h`` (float32 or complex64, ``(rows, n)``,
-    ``n <= length``) zero-padded: on the GPU the fused kernel pads as it loads (a block per row)."""
+    ``n <= length``) zero-padded and times ``scale`` (a power of two: exact); on the GPU the fused
+    kernel pads and scales as it loads (a block per row). ``nonfinite``: as :func:`forward`."""
     xp = namespace(h)
     rows, n = h.shape
     p = plan(length, d, "gpu" if xp is not np else "cpu")
     if xp is np or not fused(p):
         taps = xp.zeros((rows, length), np.complex64)
-        taps[:, :n] = h
+        taps[:, :n] = h * np.float32(scale)
         return forward(taps, d, nonfinite=nonfinite)
     h = xp.ascontiguousarray(h)
     io = LOAD_BLOCKS | (REAL_BLOCKS if h.dtype == np.float32 else 0)
     return _fused(h, xp.empty((rows, length), np.complex64), p, d, rows, nonfinite,
-                  blocks=(io, 1, length, 0, n, n, 0, 0, 0))
+                  blocks=Blocks(io, 1, length, 0, n, n, scale=scale))
 
 
 def _steps(x, p, d, kernel, nonfinite, times=None):

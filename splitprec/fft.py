@@ -44,6 +44,7 @@ cuFFT's error with the fused kernel, 2.5x on the ``kernel=False`` passes engine;
 numpy's complex64 FFT is no float32 anchor: it computes in float64 and rounds once (2.5e-8 at
 every N).
 """
+import functools
 import math
 import operator
 
@@ -298,6 +299,7 @@ def _conv_length(n, d, xp):
     return n
 
 
+@functools.lru_cache(maxsize=256)
 def _block_length(n_long, n_short):
     """The overlap-save block length for a convolution of lengths ``n_long >= n_short`` along one axis,
     or None (one transform of it all): of the powers of two ``B >= 16`` that keep at least half of each
@@ -336,16 +338,17 @@ def _overlap_save(x, h, axis, length, start, keep, *, real, d):
     x, h = xp.moveaxis(x, axis, -1), xp.moveaxis(h, axis, -1)
     n_x, n_h = x.shape[-1], h.shape[-1]
     batch = np.broadcast_shapes(x.shape[:-1], h.shape[:-1])
+    one_filter = h.shape[:-1] == (1,) * len(batch)
+    if xp is not np and one_filter and _fft_engine.fused(_fft_engine.plan(length, d, "gpu")):
+        rows = xp.ascontiguousarray(x).reshape(-1, n_x)         # one filter: x's batch is the batch
+        flags = xp.zeros(rows.shape[0] + 1, np.uint32)         # the filter's, then one per row
+        spectrum = _block_spectrum(h, length, d, flags[:1]).reshape(length)
+        out = _fft_engine.overlap_save(rows, spectrum, n_h - 1, start, keep, d, flags)
+        return xp.moveaxis(out.reshape(batch + (keep,)), -1, axis)
     flag = xp.zeros(1, np.uint32) if xp is not np else None   # NaN or ±inf read from h or x
     spectrum = _block_spectrum(h, length, d, flag)
-    one_filter = spectrum.shape[:-1] == (1,) * len(batch)
-    if flag is not None and one_filter and _fft_engine.fused(_fft_engine.plan(length, d, "gpu")):
-        rows = xp.ascontiguousarray(x).reshape(-1, n_x)         # one filter: x's batch is the batch
-        out = _fft_engine.overlap_save(rows, spectrum.reshape(length), n_h - 1, start, keep, d, flag)
-        out = out.reshape(batch + (keep,))
-    else:
-        out = _overlap_save_arrays(x, spectrum, batch, n_h, start + keep, real=real, d=d, flag=flag,
-                                   one_filter=one_filter)[..., start:start + keep]
+    out = _overlap_save_arrays(x, spectrum, batch, n_h, start + keep, real=real, d=d, flag=flag,
+                               one_filter=one_filter)[..., start:start + keep]
     if flag is None or int(flag.get()[0]):
         bad = _nonfinite_lines(xp.broadcast_to(x, batch + (n_x,)), xp) | _nonfinite_lines(
             xp.broadcast_to(h, batch + (n_h,)), xp)
@@ -356,8 +359,8 @@ def _overlap_save(x, h, axis, length, start, keep, *, real, d):
 def _block_spectrum(h, length, d, nonfinite=None):
     """The DFT of length ``length`` of the taps ``h`` (last axis, zero-padded), divided by ``length``
     (exact: a power of two); ``nonfinite``: as :func:`splitprec._fft_engine.forward`."""
-    spectrum = _fft_engine.padded_forward(h.reshape(-1, h.shape[-1]), length, d, nonfinite)
-    return spectrum.reshape(h.shape[:-1] + (length,)) / np.float32(length)
+    spectrum = _fft_engine.padded_forward(h.reshape(-1, h.shape[-1]), length, d, nonfinite, scale=1 / length)
+    return spectrum.reshape(h.shape[:-1] + (length,))
 
 
 def _overlap_save_arrays(x, spectrum, batch, n_h, end, *, real, d, flag, one_filter):

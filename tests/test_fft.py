@@ -700,7 +700,8 @@ def test_gpu_fftconvolve_overlap_save_within_twice_cupyx(shapes, axis, kind):
 def test_gpu_overlap_save_kernel_cuts_and_places_blocks_as_the_arrays_do(n, taps, length, mode, kind):
     """The fused overlap-save (blocks cut as the kernel loads, kept outputs placed as it stores) gives
     the bits of the same transforms on blocks cut and placed by array operations, for one launch per
-    transform (B <= 4096) and two (B = 8192, 16384), and flags NaN input."""
+    transform (B <= 4096) and two (B = 8192, 16384); a row with NaN comes out NaN (its flag set), and
+    every row when the filter's flag is set."""
     cp = _cupy()
     d = sp.dtype(DEFAULT)
     x, h = cp.asarray(_signal((3, n), kind, seed=16)), cp.asarray(_signal((1, taps), kind, seed=17))
@@ -710,27 +711,36 @@ def test_gpu_overlap_save_kernel_cuts_and_places_blocks_as_the_arrays_do(n, taps
     spectrum = sp.fft._block_spectrum(h, length, d)
     ref = sp.fft._overlap_save_arrays(x, spectrum, (3,), taps, start + keep, real=kind == "r", d=d, flag=None,
                                       one_filter=True)[..., start:start + keep]
-    flag = cp.zeros(1, np.uint32)
-    y = _fft_engine.overlap_save(x, spectrum.reshape(length), taps - 1, start, keep, d, flag)
-    assert y.shape == (3, keep) and y.dtype == x.dtype and int(flag.get()[0]) == 0
+    flags = cp.zeros(4, np.uint32)
+    y = _fft_engine.overlap_save(x, spectrum.reshape(length), taps - 1, start, keep, d, flags)
+    assert y.shape == (3, keep) and y.dtype == x.dtype and not flags.any()
     cp.testing.assert_array_equal(y, ref)
     x[2, n // 2] = np.nan
-    y = _fft_engine.overlap_save(x, spectrum.reshape(length), taps - 1, start, keep, d, flag)
-    assert int(flag.get()[0]) == 1
+    y = _fft_engine.overlap_save(x, spectrum.reshape(length), taps - 1, start, keep, d, flags)
+    assert flags.get().tolist() == [0, 0, 0, 1] and cp.isnan(y[2]).all()
     cp.testing.assert_array_equal(y[:2], ref[:2])
+    flags[:] = cp.asarray([1, 0, 0, 0], np.uint32)
+    assert cp.isnan(_fft_engine.overlap_save(x, spectrum.reshape(length), taps - 1, start, keep, d, flags)).all()
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("kind", ["r", "c"])
 @pytest.mark.parametrize("n, length", [(300, 2048), (1500, 8192)])
 def test_gpu_padded_forward_pads_as_it_loads(n, length, kind):
-    """The kernel's zero padding on load gives the bits of the transform of a zero-padded copy."""
+    """The kernel's zero padding and power-of-two scale on load give the bits of the transform of a
+    zero-padded copy, then scaled; NaN in a row sets the flag."""
     cp = _cupy()
     d = sp.dtype(DEFAULT)
     h = cp.asarray(_signal((2, n), kind, seed=18))
     taps = cp.zeros((2, length), np.complex64)
     taps[:, :n] = h
-    cp.testing.assert_array_equal(_fft_engine.padded_forward(h, length, d), _fft_engine.forward(taps, d))
+    flag = cp.zeros(1, np.uint32)
+    y = _fft_engine.padded_forward(h, length, d, flag, scale=1 / length)
+    cp.testing.assert_array_equal(y, _fft_engine.forward(taps, d) / np.float32(length))
+    assert not flag.any()
+    h[1, 0] = np.inf
+    _fft_engine.padded_forward(h, length, d, flag)
+    assert flag.any()
 
 
 @pytest.mark.gpu
