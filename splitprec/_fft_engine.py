@@ -44,6 +44,7 @@ transform of length ``n / 2`` on the packed pairs ``x[2j] + i x[2j+1]``, with a 
 (or before) it; odd ``n`` runs the complex transform of length ``n``.
 """
 import functools
+import struct
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -245,13 +246,10 @@ def plan(n, d, device):
 
 
 LOAD_BLOCKS, STORE_BLOCKS, REAL_BLOCKS = 1, 2, 4   # the kernel's Blocks.io flags
-# The kernel's LaunchArgs, passed by value (C layout: align=True).
-LAUNCH = np.dtype([(name, "<i8") for name in ("lines", "batch_stride", "in_row_stride", "out_row_stride")]
-                  + [(name, "<u8") for name in ("row_flags", "all_flag")]
-                  + [(name, "<i4") for name in ("log2_lines", "in_line_stride", "in_elem_stride", "out_line_stride",
-                                                "out_elem_stride", "use_table", "io", "block_lines", "step", "pad",
-                                                "in_length", "start", "keep")]
-                  + [("scale", "<f4")], align=True)
+# The kernel's LaunchArgs, passed by value: lines, batch_stride, in_row_stride, out_row_stride; row_flags,
+# all_flag; log2_lines, in_line_stride, in_elem_stride, out_line_stride, out_elem_stride, use_table, io,
+# block_lines, step, pad, in_length, start, keep; scale (C layout, 104 bytes).
+_LAUNCH_ARGS = struct.Struct("<4q2Q13if")
 
 
 class Blocks(NamedTuple):
@@ -298,8 +296,9 @@ def _launch_lines(x, y, p, d, lines, layout, table=None, nonfinite=None, blocks=
     line_blocks = -(-lines // (KERNEL_ELEMENTS // p.n))
     grid = (min(line_blocks, _CTAS_PER_SM * _multiprocessors(cupy.cuda.runtime.getDevice())), 1, 1)
     b = blocks
-    args = np.array((lines, layout[1], b.in_stride, b.out_stride, b.row_flags, b.all_flag, layout[0], *layout[2:],
-                     table is not None, b.io, b.lines, b.step, b.pad, b.in_length, b.start, b.keep, b.scale), LAUNCH)
+    args = np.frombuffer(_LAUNCH_ARGS.pack(lines, layout[1], b.in_stride, b.out_stride, b.row_flags, b.all_flag,
+                                           layout[0], *layout[2:], table is not None, b.io, b.lines, b.step, b.pad,
+                                           b.in_length, b.start, b.keep, b.scale), np.uint8)
     _launch.launch(KERNEL_FILE, kernel_expression(p.n, d), grid, (KERNEL_THREADS, 1, 1),
                    (x, y, twiddles, tiles, twiddles if table is None else table, nonfinite, args),
                    shared_bytes=1024 + tiles.nbytes + 2 * KERNEL_ELEMENTS * 8)

@@ -337,14 +337,14 @@ def _overlap_save(x, h, axis, length, start, keep, *, real, d):
     xp = namespace(x, h)
     x, h = xp.moveaxis(x, axis, -1), xp.moveaxis(h, axis, -1)
     n_x, n_h = x.shape[-1], h.shape[-1]
-    batch = np.broadcast_shapes(x.shape[:-1], h.shape[:-1])
-    one_filter = h.shape[:-1] == (1,) * len(batch)
+    one_filter = all(n == 1 for n in h.shape[:-1])         # then x's batch is the batch
     if xp is not np and one_filter and _fft_engine.fused(_fft_engine.plan(length, d, "gpu")):
-        rows = xp.ascontiguousarray(x).reshape(-1, n_x)         # one filter: x's batch is the batch
+        rows = xp.ascontiguousarray(x).reshape(-1, n_x)
         flags = xp.zeros(rows.shape[0] + 1, np.uint32)         # the filter's, then one per row
         spectrum = _block_spectrum(h, length, d, flags[:1]).reshape(length)
         out = _fft_engine.overlap_save(rows, spectrum, n_h - 1, start, keep, d, flags)
-        return xp.moveaxis(out.reshape(batch + (keep,)), -1, axis)
+        return xp.moveaxis(out.reshape(x.shape[:-1] + (keep,)), -1, axis)
+    batch = np.broadcast_shapes(x.shape[:-1], h.shape[:-1])
     flag = xp.zeros(1, np.uint32) if xp is not np else None   # NaN or ±inf read from h or x
     spectrum = _block_spectrum(h, length, d, flag)
     out = _overlap_save_arrays(x, spectrum, batch, n_h, start + keep, real=real, d=d, flag=flag,
