@@ -105,8 +105,14 @@ struct Blocks {
   const unsigned* all_flag;
   float scale;
   __device__ __forceinline__ bool real() const { return io & REAL_BLOCKS; }
+  // The row of block line b, and the input position (after the pad) where its (first) block starts.
+  __device__ __forceinline__ int origin(long long b, int& row) const {
+    row = static_cast<int>(b) / lines;
+    return (static_cast<int>(b) - row * lines) * step * (real() ? 2 : 1);
+  }
   __device__ __forceinline__ float2 load(const float2* x, long long b, int e) const {
-    const int row = static_cast<int>(b) / lines, pos = (static_cast<int>(b) - row * lines) * step * (real() ? 2 : 1) + e - pad;
+    int row;
+    const int pos = origin(b, row) + e - pad;
     float2 v;
     if (!real()) {
       v = pos >= 0 && pos < in_length ? x[row * in_stride + pos] : make_float2(0.f, 0.f);
@@ -121,9 +127,12 @@ struct Blocks {
   __device__ __forceinline__ void store(float2* y, long long b, int e, float2 v) const {
     const int c = (-e) & ((1 << log2_length) - 1);
     if (c < pad) return;
-    const int row = static_cast<int>(b) / lines;
-    const int pos = (static_cast<int>(b) - row * lines) * step * (real() ? 2 : 1) + c - pad - start;
-    if (row_flags && (row_flags[row] | *all_flag)) v = make_float2(__int_as_float(0x7FFFFFFF), __int_as_float(0x7FFFFFFF));
+    int row;
+    const int pos = origin(b, row) + c - pad - start;
+    if (row_flags && (row_flags[row] | *all_flag)) {
+      const float nan = __int_as_float(0x7FFFFFFF);
+      v = make_float2(nan, nan);
+    }
     if (!real()) {
       if (pos >= 0 && pos < keep) y[row * out_stride + pos] = v;
       return;

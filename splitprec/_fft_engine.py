@@ -277,7 +277,7 @@ class Blocks(NamedTuple):
 
 @functools.lru_cache(maxsize=None)
 def _multiprocessors(device):
-    """The SM count of GPU ``device`` (cupy's ``Device.attributes`` would query every attribute)."""
+    """The SM count of GPU ``device``, cached (one call per launch)."""
     import cupy
     return cupy.cuda.runtime.deviceGetAttribute(cupy.cuda.runtime.cudaDevAttrMultiProcessorCount, device)
 

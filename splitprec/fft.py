@@ -454,9 +454,10 @@ def fftconvolve(in1, in2, mode="full", axes=None, *, dtype=None):
     float32 when both inputs are real, else complex64; same kind (numpy/cupy) as the inputs. Along
     one axis, a long input with a short one (at least twice the block) runs by overlap-save in
     power-of-two blocks of at least 2x the shorter length (:func:`_block_length`,
-    :func:`_overlap_save`). Otherwise the transforms run at lengths >= ``n1 + n2 - 1``: on the GPU powers of two up to 2^24 (the fused
-    kernels), elsewhere lengths with no prime factor above 7; real inputs through ``rfft``/``irfft``
-    on the last convolved axis.
+    :func:`_overlap_save`; on the GPU with one filter, cut and placed by the fused kernel with no
+    host synchronisation). Otherwise the transforms run at lengths >= ``n1 + n2 - 1``: on the GPU
+    powers of two up to 2^24 (the fused kernels), elsewhere lengths with no prime factor above 7;
+    real inputs through ``rfft``/``irfft`` on the last convolved axis.
 
     Raises
     ------
