@@ -473,21 +473,30 @@ def test_fftconvolve_overlap_save_matches_scipy(shapes, axis, kind, mode):
     assert _rel(y, ref) <= 2 * _rel(scipy_signal.fftconvolve(in1, in2, mode, axes=axis), ref)
 
 
-@given(n_long=st.integers(40, 3000), n_short=st.integers(1, 300), kind=st.sampled_from("rc"),
-       mode=st.sampled_from(["full", "same", "valid"]), seed=st.integers(0, 2 ** 16))
-def test_fftconvolve_either_path_within_twice_scipy_float32(n_long, n_short, kind, mode, seed):
-    """Any lengths, so overlap-save (short filters), one whole-length transform (the rest) and a
-    product (one tap) all run: the shape and dtype of scipy's result, and at most twice its float32
-    error plus one float32 rounding of ||in1|| ||in2||, which bounds every output (Cauchy-Schwarz):
-    a few outputs ('valid' of equal lengths) are single dot products, whose relative errors are
-    samples of cancellation, not norms."""
+_ANY_LENGTHS = dict(n_long=st.integers(40, 3000), n_short=st.integers(1, 300), kind=st.sampled_from("rc"),
+                    mode=st.sampled_from(["full", "same", "valid"]), seed=st.integers(0, 2 ** 16))
+
+
+def _check_fftconvolve_within_twice_scipy_float32(n_long, n_short, kind, mode, seed, to_device=np.asarray):
+    """The shape and dtype of scipy's result, and at most twice its float32 error plus one float32
+    rounding of ||in1|| ||in2||, which bounds every output (Cauchy-Schwarz): a few outputs ('valid'
+    of equal lengths) are single dot products, whose relative errors are samples of cancellation, not
+    norms."""
     in1, in2 = _signal((2, n_long), kind, seed=seed), _signal((1, min(n_short, n_long)), kind, seed=seed + 1)
     wide = np.complex128 if kind == "c" else np.float64
     ref = scipy_signal.fftconvolve(in1.astype(wide), in2.astype(wide), mode, axes=-1)
-    y = sp.fft.fftconvolve(in1, in2, mode, axes=-1)
+    y = sp.fft.fftconvolve(to_device(in1), to_device(in2), mode, axes=-1)
     assert y.shape == ref.shape and y.dtype == (np.float32 if kind == "r" else np.complex64)
+    y = y.get() if hasattr(y, "get") else y
     scale = np.linalg.norm(in1.astype(wide)) * np.linalg.norm(in2.astype(wide)) / np.linalg.norm(ref)
     assert _rel(y, ref) <= 2 * _rel(scipy_signal.fftconvolve(in1, in2, mode, axes=-1), ref) + 2.0 ** -24 * scale
+
+
+@given(**_ANY_LENGTHS)
+def test_fftconvolve_either_path_within_twice_scipy_float32(n_long, n_short, kind, mode, seed):
+    """Any lengths, so overlap-save (short filters), one whole-length transform (the rest) and a
+    product (one tap) all run (:func:`_check_fftconvolve_within_twice_scipy_float32`)."""
+    _check_fftconvolve_within_twice_scipy_float32(n_long, n_short, kind, mode, seed)
 
 
 @pytest.mark.parametrize("mode", ["full", "same", "valid"])
@@ -690,6 +699,14 @@ def test_gpu_fftconvolve_overlap_save_within_twice_cupyx(shapes, axis, kind):
         ref = scipy_signal.fftconvolve(in1.astype(wide), in2.astype(wide), axes=axis)
     y = sp.fft.fftconvolve(cp.asarray(in1), cp.asarray(in2), axes=axis).get()
     assert (np.isnan(y) == np.isnan(ref)).all() and np.isnan(ref).any()
+
+
+@pytest.mark.gpu
+@given(**_ANY_LENGTHS)
+def test_gpu_fftconvolve_either_path_within_twice_scipy_float32(n_long, n_short, kind, mode, seed):
+    """The same on the GPU: the fused overlap-save (kept outputs placed by the kernel, every mode), one
+    fused transform of the whole length, or the product."""
+    _check_fftconvolve_within_twice_scipy_float32(n_long, n_short, kind, mode, seed, _cupy().asarray)
 
 
 @pytest.mark.gpu
