@@ -37,7 +37,9 @@ On Hopper GPUs, power-of-two lengths 16..4096 in schemes of tf32 or bf16 parts w
 all their passes in one kernel, ``kernels/fft_stockham_sm90.cu`` (one read and one write of the
 data; the same passes, blocks, twiddles and split, each product promoted into float32 after every
 wgmma k-step); the four-step lengths run each step as one launch of that kernel (strided loads and
-stores, the step-1 twiddles applied on store); other cases run the passes above one by one.
+stores, the step-1 twiddles applied on store); other cases run the passes above one by one. The
+same launches run overlap-save convolutions (:func:`overlap_save`): the kernel cuts the blocks
+from the input rows as it loads and places the kept outputs in the output rows as it stores.
 
 Real input (:func:`real_forward`, :func:`real_inverse`) of even length ``n`` runs one complex
 transform of length ``n / 2`` on the packed pairs ``x[2j] + i x[2j+1]``, with a complex64 step after
@@ -306,7 +308,7 @@ def _launch_lines(x, y, p, d, lines, layout, table=None, nonfinite=None, blocks=
     return y
 
 
-def fused(p):
+def runs_fused(p):
     """True when plan ``p`` runs in the fused kernel: one launch, or one per step of two."""
     return p.kernel is not None or (p.steps is not None and p.steps[0].kernel is not None
                                     and p.steps[1].kernel is not None)
@@ -364,7 +366,7 @@ def padded_forward(h, length, d, nonfinite=None, scale=1.0):
     xp = namespace(h)
     rows, n = h.shape
     p = plan(length, d, "gpu" if xp is not np else "cpu")
-    if xp is np or not fused(p):
+    if xp is np or not runs_fused(p):
         taps = xp.zeros((rows, length), np.complex64)
         taps[:, :n] = h * np.float32(scale)
         return forward(taps, d, nonfinite=nonfinite)
@@ -401,7 +403,7 @@ def _stockham(x, p, d, kernel=True, nonfinite=None, times=None):
     """Forward DFT along the last axis of complex64 ``x`` (batch, n) by the passes of ``p``;
     ``nonfinite``, ``times``: as :func:`forward`."""
     xp = namespace(x)
-    if kernel and fused(p):
+    if kernel and runs_fused(p):
         x = xp.ascontiguousarray(x)
         return _fused(x, xp.empty_like(x), p, d, x.shape[0], nonfinite, times)
     if p.steps is not None:

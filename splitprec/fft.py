@@ -338,7 +338,7 @@ def _overlap_save(x, h, axis, length, start, keep, *, real, d):
     x, h = xp.moveaxis(x, axis, -1), xp.moveaxis(h, axis, -1)
     n_x, n_h = x.shape[-1], h.shape[-1]
     one_filter = all(n == 1 for n in h.shape[:-1])         # then x's batch is the batch
-    if xp is not np and one_filter and _fft_engine.fused(_fft_engine.plan(length, d, "gpu")):
+    if xp is not np and one_filter and _fft_engine.runs_fused(_fft_engine.plan(length, d, "gpu")):
         rows = xp.ascontiguousarray(x).reshape(-1, n_x)
         flags = xp.zeros(rows.shape[0] + 1, np.uint32)         # the filter's, then one per row
         spectrum = _block_spectrum(h, length, d, flags[:1]).reshape(length)

@@ -449,7 +449,8 @@ def test_fftconvolve_error_within_twice_float32_fftconvolve(n1, n2):
     (4096, 129, 2048), (10000, 1000, 4096), (65536, 5, 16), (2 ** 16, 1025, 4096), (2 ** 24, 65, 256),
     (2 ** 22, 4097, 65536), (2 ** 26, 2 ** 22 + 2, 2 ** 24), (1000, 300, None), (100, 1, None)])
 def test_block_length_has_the_least_work_per_kept_output(n_long, n_short, length):
-    """One launch beats two steps unless it keeps little of each block (4097 taps: 2^16, not 2^13);
+    """One launch beats two steps unless it keeps little of each block; past 4096 the longer two-step
+    blocks keep more of each (4097 taps: 2^16, where three quarters kept would give 2^14);
     lengths that do not fit twice, or a single tap, take no blocks."""
     assert sp.fft._block_length(n_long, n_short) == length
 
