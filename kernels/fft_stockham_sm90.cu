@@ -76,7 +76,7 @@ struct LineLayout {
 
 __device__ __forceinline__ unsigned not_finite(float v) { return (__float_as_uint(v) & 0x7F800000u) == 0x7F800000u; }
 
-// One launch's parameters, passed by value (splitprec._fft_engine.LAUNCH is the same layout). Lines:
+// One launch's parameters, passed by value (splitprec._fft_engine._LAUNCH_ARGS packs them). Lines:
 // line g is (b, c) = (g / 2**log2_lines, g % 2**log2_lines) and its element j sits at b * batch_stride +
 // c * line_stride + j * elem_stride (in and out), unless io says overlap-save blocks (Blocks).
 struct LaunchArgs {
