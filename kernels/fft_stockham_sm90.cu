@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Batched forward complex FFT of length N = 2**LOG2N (16 <= N <= 4096) in one trip through global
-// memory: the CTA keeps FFT_ELEMENTS complex values in shared memory and runs every Stockham pass of
-// splitprec/_fft_engine.py there (radix 16, then 8/4/2): the pass's sub-vectors times the real
-// 2r x 2r DFT block as a split-precision product on tensor cores (wgmma, the sub-vectors' parts from
-// registers, the block's parts from shared memory), then the twiddles.
+// Batched forward complex FFT of length N = 2**a 3**b 5**c 7**d <= 4096 in one trip through global
+// memory: the CTA keeps FFT_ELEMENTS / N whole lines in shared memory and runs every Stockham pass
+// of splitprec/_fft_engine.py there (radices 16, 8, 4, 2, 7, 5, 3, largest first): the pass's
+// sub-vectors times the real 2r x 2r DFT block as a split-precision product on tensor cores (wgmma,
+// the sub-vectors' parts from registers, the block's parts from shared memory), then the twiddles.
 // Lines are read and written with strides, and an optional table multiplies the outputs on store:
-// one launch is one step of the engine's two-step (four-step) transforms of length up to 2**24.
-// Overlap-save blocks (Blocks below) are cut from the input rows as they load and their kept outputs
-// placed in the output rows as they store, so a convolution by blocks moves no data of its own.
+// one launch of a power of two is one step of the engine's two-step (four-step) transforms of length
+// up to 2**24. Overlap-save blocks (Blocks below; powers of two) are cut from the input rows as they
+// load and their kept outputs placed in the output rows as they store, so a convolution by blocks
+// moves no data of its own.
 // Target: the engine's arithmetic and accuracy.fft_bound(x, dtype, engine="gpu") (docs/kernels.md).
 #include "common/split.cuh"
 #include "common/wgmma.cuh"
@@ -19,7 +20,46 @@ constexpr int PER_THREAD = FFT_ELEMENTS / THREADS;   // values each thread moves
 constexpr int IO_BATCH = 8;                            // of them loaded together (latency, registers)
 constexpr int CTAS_PER_SM = 2;                         // 128 registers per thread, 83 KB shared each
 constexpr int TILE_ROWS = 64;        // sub-vectors of one wgmma (m64)
-constexpr int PART_BYTES = 4096;     // one DFT-block part: 32 rows (outputs) x 128 bytes of k, swizzled
+
+// The radices of a length-n transform's passes as splitprec._fft_engine.factorize orders them: the
+// factors 7, 5, 3 and the power of two as 16s and one 8, 4 or 2, largest first.
+struct Radices {
+  int count = 0, r[16] = {};
+  __host__ __device__ constexpr explicit Radices(int n) {
+    for (int p = 7; p >= 3; p -= 2)
+      for (; n % p == 0; n /= p) r[count++] = p;
+    for (int p = 16; n > 1; n /= p) {
+      while (n % p) p /= 2;
+      r[count++] = p;
+    }
+    for (int i = 1; i < count; ++i)
+      for (int j = i; j > 0 && r[j - 1] < r[j]; --j) {
+        const int t = r[j];
+        r[j] = r[j - 1];
+        r[j - 1] = t;
+      }
+  }
+};
+__host__ __device__ constexpr int pass_count(int n) { return Radices(n).count; }
+__host__ __device__ constexpr int log2_floor(int n) { return n > 1 ? 1 + log2_floor(n / 2) : 0; }
+__host__ __device__ constexpr int radix(int n, int pass) { return Radices(n).r[pass]; }
+// q of the pass's line state: the product of the radices before it.
+__host__ __device__ constexpr int pass_stride(int n, int pass) { return pass == 0 ? 1 : radix(n, pass - 1) * pass_stride(n, pass - 1); }
+// wgmma n of a radix-r pass ((Re, Im) of r outputs, at least 8) and the bytes of one of its DFT-block
+// parts: that many rows of 128 bytes of k (K-major, 128-byte swizzle).
+__host__ __device__ constexpr int block_cols(int r) { return 2 * r <= 8 ? 8 : 2 * r <= 16 ? 16 : 32; }
+__host__ __device__ constexpr int part_bytes(int r) { return 128 * block_cols(r); }
+// Where the pass's DFT-block parts start among the blocks of the distinct radices, in pass order, each
+// `terms` parts (splitprec._fft_engine.b_tiles); pass_count(n) gives the bytes of all of them.
+__host__ __device__ constexpr int block_offset(int n, int terms, int pass) {
+  const Radices rs(n);
+  int offset = 0;
+  for (int j = 0; j < pass && (pass == rs.count || rs.r[j] != rs.r[pass]); ++j)
+    if (j == 0 || rs.r[j] != rs.r[j - 1]) offset += terms * part_bytes(rs.r[j]);
+  return offset;
+}
+// Where the pass's twiddle table starts: the tables (m, r) of the passes before it, n / q values each.
+__host__ __device__ constexpr int twiddle_offset(int n, int pass) { return pass == 0 ? 0 : n / pass_stride(n, pass - 1) + twiddle_offset(n, pass - 1); }
 
 template <int FMT> struct Fragment {
   static constexpr int ELEMS = FMT == FMT_TF32 ? 1 : 2;   // k values per 32-bit operand register
@@ -32,6 +72,17 @@ template <int FMT> struct Fragment {
 // x + o = x ^ o, the slot of x + o is one XOR with a constant away from x's.
 __host__ __device__ constexpr int swizzle(int i) { return i ^ ((((i >> 4) ^ (i >> 8)) & 3) << 2); }
 
+// Slots of value indices base + offset. For a power of two N a pass's base and offsets share no bit,
+// so the slot is swizzle(base) ^ swizzle(offset): `base` keeps swizzle(base) and each offset costs one
+// XOR with a constant. Other lengths keep the index and swizzle each sum.
+template <int N> struct Slots {
+  static constexpr bool LINEAR = (N & (N - 1)) == 0;
+  __device__ __forceinline__ static int base(int index) { return LINEAR ? swizzle(index) : index; }
+  __device__ __forceinline__ static int at(int base, int offset) {
+    return LINEAR ? base ^ swizzle(offset) : swizzle(base + offset);
+  }
+};
+
 // The complex64 product a * b (float32 operations, as the engine's complex64 product).
 __device__ __forceinline__ float2 complex_mul(float2 a, float2 b) {
   return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
@@ -39,17 +90,17 @@ __device__ __forceinline__ float2 complex_mul(float2 a, float2 b) {
 
 // Local line and element of the i-th value a CTA moves between global and shared memory (i runs
 // over FFT_ELEMENTS in thread order). Elements fastest when a line is contiguous in global memory;
-// lines fastest when adjacent lines are adjacent values (a strided step): each warp then moves
-// min(lines, 4) lines x 8 elements, whole 32-byte sectors, two lanes per shared-memory bank.
-template <int LOG2N>
+// lines fastest when adjacent lines are adjacent values (a strided step of a power of two): each warp
+// then moves min(lines, 4) lines x 8 elements, whole 32-byte sectors, two lanes per shared-memory bank.
+template <int N>
 __device__ __forceinline__ void io_slot(int i, bool lines_fast, int& line, int& elem) {
-  constexpr int LOG2L = 12 - LOG2N;                         // FFT_ELEMENTS = 2**12
-  constexpr int LOG2Q = LOG2L < 2 ? LOG2L : 2;
-  if (!lines_fast) {
-    line = i >> LOG2N;
-    elem = i & ((1 << LOG2N) - 1);
+  if (!Slots<N>::LINEAR || !lines_fast) {
+    line = i / N;
+    elem = i % N;
     return;
   }
+  constexpr int LOG2N = log2_floor(N), LOG2L = 12 - LOG2N;   // FFT_ELEMENTS = 2**12
+  constexpr int LOG2Q = LOG2L < 2 ? LOG2L : 2;
   const int rest = i >> (LOG2Q + 3);
   line = ((rest & ((1 << (LOG2L - LOG2Q)) - 1)) << LOG2Q) | (i & ((1 << LOG2Q) - 1));
   elem = ((rest >> (LOG2L - LOG2Q)) << 3) | ((i >> LOG2Q) & 7);
@@ -165,7 +216,7 @@ __device__ __forceinline__ void split_registers(float x0, float x1, unsigned (&r
 // One k-step of every product of the pass into `small` (i + j > 0, smallest first, one tensor-core
 // chain; untouched when PAIRS has no such product) and `big` (hi * hi), both started at zero: wgmma
 // of the sub-vectors' parts (registers) by the DFT block's parts at shared address `block` (part j
-// at block + j * PART_BYTES).
+// at block + j * 128 * COLS).
 template <int FMT, int TERMS, unsigned PAIRS, int COLS, int KSTEPS>
 __device__ __forceinline__ void kstep_products(float (&small)[COLS / 2], float (&big)[COLS / 2],
                                                const unsigned (&a)[TERMS][KSTEPS][4], unsigned block, int ks) {
@@ -175,42 +226,45 @@ __device__ __forceinline__ void kstep_products(float (&small)[COLS / 2], float (
 #pragma unroll
     for (int j = TERMS - 1; j >= 0; --j)
       if (i + j > 0 && ((PAIRS >> (3 * i + j)) & 1u)) {
-        wgmma_rs<FMT, COLS>(small, a[i][ks], swizzled_descriptor(block + j * PART_BYTES + ks * 32), accumulate);
+        wgmma_rs<FMT, COLS>(small, a[i][ks], swizzled_descriptor(block + j * 128 * COLS + ks * 32), accumulate);
         accumulate = 1;
       }
   wgmma_rs<FMT, COLS>(big, a[0][ks], swizzled_descriptor(block + ks * 32), 0);
 }
 
 // One radix-R pass from `src` to `dst` (both (FFT_ELEMENTS,) complex in shared memory, swizzled),
-// each warpgroup taking 64 sub-vectors at a time. The line state is (n_p, q) with q = 2**LOG2Q =
-// N / n_p and m = n_p / R: sub-vector s = j2*q + c holds elements j1 at j1*(N/R) + s; output k1 goes
-// to j2*(R*q) + k1*q + c, times twiddle[j2*R + k1] when m > 1. Each k-step's products start at zero
+// each warpgroup taking 64 sub-vectors at a time. The line state is (n_p, q) with q = Q = N / n_p and
+// m = n_p / R: sub-vector s = j2*q + c holds elements j1 at j1*(N/R) + s; output k1 goes to
+// j2*(R*q) + k1*q + c, times twiddle[j2*R + k1] when m > 1. Each k-step's products start at zero
 // and are promoted into float32 with round-to-nearest adds (k-step 0 lands in the sums directly).
-template <int FMT, int TERMS, unsigned PAIRS, int N, int R, int LOG2Q>
+template <int FMT, int TERMS, unsigned PAIRS, int N, int R, int Q>
 __device__ __forceinline__ void stockham_pass(const float2* src, float2* dst, const float2* twiddle,
                                               unsigned block) {
   using F = Fragment<FMT>;
+  using S = Slots<N>;
   constexpr int KSTEPS = (2 * R + F::KSTEP - 1) / F::KSTEP;
-  constexpr int COLS = 2 * R < 8 ? 8 : 2 * R;              // wgmma n: (Re, Im) of each output
+  constexpr int COLS = block_cols(R);                       // wgmma n: (Re, Im) of each output
   constexpr int SUB = N / R;                                // sub-vectors per line
-  constexpr bool TWIDDLES = (N >> LOG2Q) > R;               // m > 1
+  constexpr int ROWS = FFT_ELEMENTS / N * SUB;              // sub-vectors of the CTA's lines
+  constexpr bool TWIDDLES = N / Q > R;                      // m > 1
   constexpr bool SMALL = (PAIRS & ~1u) != 0;                // products with i + j > 0 (not one-part)
   const int group = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
   const int g = lane >> 2, t = lane & 3;                    // fragment row group, thread in group
   // Register i of k-step ks holds element c0 + STEP * j (j = 2 * ks + i / 2) of the sub-vector in row
   // row0 + 8 * (i % 2) (tf32: its real part for even t, imaginary for odd); its value index is that
-  // of element c0 plus STEP * j * SUB, which shares no bit with it. Likewise output k1 = t + 4 * nt.
+  // of element c0 plus STEP * j * SUB (for a power of two N, sharing no bit with it: Slots). Likewise
+  // output k1 = t + 4 * nt.
   constexpr int STEP = 2 * F::ELEMS;
   const int c0 = FMT == FMT_TF32 ? t >> 1 : t;
 #pragma unroll 1
-  for (int tile = group; tile < FFT_ELEMENTS / R / TILE_ROWS; tile += FFT_WARPGROUPS) {
+  for (int tile = group; tile < (ROWS + TILE_ROWS - 1) / TILE_ROWS; tile += FFT_WARPGROUPS) {
     const int row0 = tile * TILE_ROWS + warp * 16 + g;
-    int in[2], out[2];                                      // slots of element c0 and of output t, per row
+    int in[2], out[2];                                      // slots (S::base) of element c0 and of output t
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int row = row0 + 8 * h, sv = row % SUB;
-      in[h] = swizzle((row / SUB) * N + sv + c0 * SUB);
-      out[h] = swizzle((row / SUB) * N + (((sv >> LOG2Q) * R + t) << LOG2Q) + (sv & ((1 << LOG2Q) - 1)));
+      const int row = ROWS % TILE_ROWS && row0 + 8 * h >= ROWS ? ROWS - 1 : row0 + 8 * h, sv = row % SUB;
+      in[h] = S::base((row / SUB) * N + sv + c0 * SUB);
+      out[h] = S::base((row / SUB) * N + ((sv / Q) * R + t) * Q + sv % Q);
     }
     unsigned a[TERMS][KSTEPS][4];                           // A fragments of every part
 #pragma unroll
@@ -218,7 +272,7 @@ __device__ __forceinline__ void stockham_pass(const float2* src, float2* dst, co
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int j = 2 * ks + (i >> 1);
-        const float2 v = c0 + STEP * j < R ? src[in[i & 1] ^ swizzle(STEP * j * SUB)] : make_float2(0.f, 0.f);
+        const float2 v = c0 + STEP * j < R ? src[S::at(in[i & 1], STEP * j * SUB)] : make_float2(0.f, 0.f);
         unsigned parts[TERMS];
         if constexpr (FMT == FMT_TF32) split_registers<FMT, TERMS>((t & 1) ? v.y : v.x, 0.f, parts);
         else split_registers<FMT, TERMS>(v.x, v.y, parts);
@@ -231,7 +285,7 @@ __device__ __forceinline__ void stockham_pass(const float2* src, float2* dst, co
 #pragma unroll
       for (int half = 0; half < 2; ++half)
         if (TWIDDLES && nt * 4 + t < R)
-          w[nt][half] = twiddle[(((row0 + 8 * half) % SUB) >> LOG2Q) * R + nt * 4 + t];
+          w[nt][half] = twiddle[((row0 + 8 * half) % SUB / Q) * R + nt * 4 + t];
     float small[COLS / 2], big[COLS / 2], s[COLS / 2], hh[COLS / 2];
 #pragma unroll
     for (int ks = 0; ks < KSTEPS; ++ks) {
@@ -257,45 +311,41 @@ __device__ __forceinline__ void stockham_pass(const float2* src, float2* dst, co
       if (nt * 4 + t >= R) continue;                        // output k1 (Re, Im) = columns 2k1, 2k1+1
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
+        if (ROWS % TILE_ROWS && row0 + 8 * half >= ROWS) continue;   // past the last line's sub-vectors
         const int e = nt * 4 + 2 * half;
         float2 z = SMALL ? make_float2(small[e] + big[e], small[e + 1] + big[e + 1])
                          : make_float2(big[e], big[e + 1]);
         if constexpr (TWIDDLES) z = complex_mul(z, w[nt][half]);
-        dst[out[half] ^ swizzle((4 * nt) << LOG2Q)] = z;
+        dst[S::at(out[half], 4 * nt * Q)] = z;
       }
     }
   }
 }
 
-// Every pass from line state q = 2**LOG2Q on (radix 16 while 16 divides n_p, then the last radix),
-// ping-ponging between `src` and `dst`; returns the buffer that holds the result. `twiddle` is the
-// table of this pass, followed by those of the later ones.
-template <int FMT, int TERMS, unsigned PAIRS, int N, int LOG2Q>
-__device__ __forceinline__ float2* stockham_passes(float2* src, float2* dst, const float2* twiddle,
-                                                   unsigned first_block, unsigned last_block) {
-  constexpr int NP = N >> LOG2Q;
-  if constexpr (NP >= 16) {
-    stockham_pass<FMT, TERMS, PAIRS, N, 16, LOG2Q>(src, dst, twiddle, first_block);
-    __syncthreads();
-    return stockham_passes<FMT, TERMS, PAIRS, N, LOG2Q + 4>(dst, src, twiddle + (NP > 16 ? NP : 0),
-                                                            first_block, last_block);
-  } else if constexpr (NP > 1) {
-    stockham_pass<FMT, TERMS, PAIRS, N, NP, LOG2Q>(src, dst, twiddle, last_block);
-    __syncthreads();
-    return dst;
-  } else {
+// Every pass from PASS on, ping-ponging between `src` and `dst`; returns the buffer that holds the
+// result. `twiddle`: every pass's table (twiddle_offset); `blocks`: the DFT-block parts (block_offset).
+template <int FMT, int TERMS, unsigned PAIRS, int N, int PASS>
+__device__ __forceinline__ float2* stockham_passes(float2* src, float2* dst, const float2* twiddle, unsigned blocks) {
+  if constexpr (PASS == pass_count(N)) {
     return src;
+  } else {
+    stockham_pass<FMT, TERMS, PAIRS, N, radix(N, PASS), pass_stride(N, PASS)>(
+        src, dst, twiddle + twiddle_offset(N, PASS), blocks + block_offset(N, TERMS, PASS));
+    __syncthreads();
+    return stockham_passes<FMT, TERMS, PAIRS, N, PASS + 1>(dst, src, twiddle, blocks);
   }
 }
 
 // Moves one line block between global memory (lines in layout `lay`, or overlap-save blocks where
 // `blk` says so) and shared memory, IO_BATCH values in flight at a time: LOAD reads x (zeros past the
 // last line) and returns 1 if a value was NaN or ±inf; otherwise writes y, times table[offset in the
-// batch] when use_table.
-template <int LOG2N, bool LOAD>
+// batch] when use_table. Slots past the block's whole lines (N not a power of two) stay unused.
+template <int N, bool LOAD>
 __device__ __forceinline__ unsigned move_lines(const LineLayout& lay, const Blocks& blk, const float2* x, float2* y,
                                                float2* smem, long long first, long long lines, const float2* table,
                                                int use_table) {
+  constexpr int LINES = FFT_ELEMENTS / N;
+  constexpr bool FULL = LINES * N == FFT_ELEMENTS;
   unsigned seen = 0;
 #pragma unroll 1
   for (int r0 = 0; r0 < PER_THREAD; r0 += IO_BATCH) {
@@ -303,22 +353,22 @@ __device__ __forceinline__ unsigned move_lines(const LineLayout& lay, const Bloc
     int line[IO_BATCH], elem[IO_BATCH];
 #pragma unroll
     for (int r = 0; r < IO_BATCH; ++r) {
-      io_slot<LOG2N>(threadIdx.x + (r0 + r) * THREADS, lay.lines_fast(), line[r], elem[r]);
-      const long long g = first + line[r];
+      io_slot<N>(threadIdx.x + (r0 + r) * THREADS, lay.lines_fast(), line[r], elem[r]);
+      const long long g = FULL || line[r] < LINES ? first + line[r] : lines;   // past the whole lines: none
       if constexpr (LOAD) {
         v[r] = g >= lines ? make_float2(0.f, 0.f)
                : blk.io & LOAD_BLOCKS ? blk.load(x, g >> lay.log2_lines, lay.within(g, elem[r]))
                                       : x[lay.batch(g) + lay.within(g, elem[r])];
       } else {
-        v[r] = smem[swizzle((line[r] << LOG2N) + elem[r])];
+        v[r] = smem[swizzle(line[r] * N + elem[r])];
       }
     }
 #pragma unroll
     for (int r = 0; r < IO_BATCH; ++r) {
-      const long long g = first + line[r];
+      const long long g = FULL || line[r] < LINES ? first + line[r] : lines;
       if constexpr (LOAD) {
         seen |= not_finite(v[r].x) | not_finite(v[r].y);
-        smem[swizzle((line[r] << LOG2N) + elem[r])] = v[r];
+        if (FULL || line[r] < LINES) smem[swizzle(line[r] * N + elem[r])] = v[r];
       } else if (g < lines) {
         const int within = lay.within(g, elem[r]);
         const float2 z = use_table ? complex_mul(v[r], table[within]) : v[r];
@@ -331,7 +381,7 @@ __device__ __forceinline__ unsigned move_lines(const LineLayout& lay, const Bloc
 }
 
 // The same for line blocks that are N values per line back to back, 16-byte aligned (x + first*N
-// or y + first*N): two values per float4, no layout arithmetic.
+// or y + first*N; N even): two values per float4, no layout arithmetic.
 template <int N, bool LOAD>
 __device__ __forceinline__ unsigned move_pairs(const float2* x, float2* y, float2* smem, long long first,
                                                long long lines) {
@@ -361,48 +411,48 @@ __device__ __forceinline__ unsigned move_pairs(const float2* x, float2* y, float
 }
 
 // x, y: the lines (layout and blocks in `a`); twiddle: the passes' (m, R) tables with m > 1, in pass
-// order; blocks: (2, TERMS) DFT-block parts of the radix-16 and last passes, each PART_BYTES in
-// wgmma's K-major 128-byte-swizzled layout (splitprec._fft_engine.b_tiles); table (used when
+// order; blocks: the DFT-block parts of each distinct radix in pass order (TERMS parts each,
+// part_bytes(r) in wgmma's K-major 128-byte-swizzled layout, splitprec._fft_engine.b_tiles); table (used when
 // a.use_table != 0): complex64 factors of the outputs, indexed by the output offset inside the batch;
 // nonfinite (or null) is set to 1 when a value read from x is NaN or ±inf. x and y do not overlap.
 // Each CTA loops over line blocks blockIdx.x, blockIdx.x + gridDim.x, ...
 template <int FMT,         // part format: FMT_TF32 or FMT_BF16
           int TERMS,       // parts per value
           unsigned PAIRS,  // bit 3*i + j set: product of part i (data) and part j (DFT block) taken
-          int LOG2N>       // transform length N = 2**LOG2N, 4 <= LOG2N <= 12
+          int N>           // transform length: 2**a 3**b 5**c 7**d <= FFT_ELEMENTS
 __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
 fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
                   const float2* __restrict__ twiddle, const uint4* __restrict__ blocks,
                   const float2* __restrict__ table, unsigned* nonfinite, const LaunchArgs a) {
   extern __shared__ unsigned char shared_raw[];             // 1024-byte aligned below
-  constexpr int N = 1 << LOG2N, BLOCK_BYTES = 2 * TERMS * PART_BYTES;
+  constexpr int BLOCK_BYTES = block_offset(N, TERMS, pass_count(N)), LINES = FFT_ELEMENTS / N;
+  constexpr bool POW2 = Slots<N>::LINEAR;
   const unsigned raw = shared_address(shared_raw);
   unsigned char* base = shared_raw + (((raw + 1023) & ~1023u) - raw);
-  const unsigned first_block = shared_address(base), last_block = first_block + TERMS * PART_BYTES;
   float2* const smem = reinterpret_cast<float2*>(base + BLOCK_BYTES);   // (2, FFT_ELEMENTS): ping-pong
   for (int i = threadIdx.x; i < BLOCK_BYTES / 16; i += THREADS) reinterpret_cast<uint4*>(base)[i] = blocks[i];
   shared_writes_to_async_proxy();
 
   const LineLayout in{a.log2_lines, a.batch_stride, a.in_line_stride, a.in_elem_stride};
   const LineLayout out{a.log2_lines, a.batch_stride, a.out_line_stride, a.out_elem_stride};
-  const Blocks blk{a.io, a.block_lines, a.step, a.pad, a.in_length, LOG2N + a.log2_lines,   // B = N * 2**log2_lines
+  const int io = POW2 ? a.io : 0;                           // overlap-save blocks: powers of two only
+  const Blocks blk{io, a.block_lines, a.step, a.pad, a.in_length, log2_floor(N) + a.log2_lines,   // B = N * 2**log2_lines
                    a.start, a.keep, a.in_row_stride, a.out_row_stride, a.row_flags, a.all_flag, a.scale};
   const long long lines = a.lines;
-  const long long line_blocks = (lines + FFT_ELEMENTS / N - 1) / (FFT_ELEMENTS / N);
-  const bool in_contiguous = !(a.io & LOAD_BLOCKS) && in.contiguous(x, N);
-  const bool out_contiguous = !(a.io & STORE_BLOCKS) && !a.use_table && out.contiguous(y, N);
+  const long long line_blocks = (lines + LINES - 1) / LINES;
+  const bool in_contiguous = N % 2 == 0 && !(io & LOAD_BLOCKS) && in.contiguous(x, N);
+  const bool out_contiguous = N % 2 == 0 && !(io & STORE_BLOCKS) && !a.use_table && out.contiguous(y, N);
 #pragma unroll 1
   for (long long block = blockIdx.x; block < line_blocks; block += gridDim.x) {
-    const long long first = block * (FFT_ELEMENTS / N);    // first line
+    const long long first = block * LINES;                 // first line
     // Line blocks move a batch of values in flight at a time (loads first, then their stores).
     const unsigned seen = in_contiguous ? move_pairs<N, true>(x, nullptr, smem, first, lines)
-                                        : move_lines<LOG2N, true>(in, blk, x, nullptr, smem, first, lines, nullptr, 0);
+                                        : move_lines<N, true>(in, blk, x, nullptr, smem, first, lines, nullptr, 0);
     // The barrier also orders the DFT blocks' copy before the first wgmma.
     if (__syncthreads_or(seen) && nonfinite && threadIdx.x == 0) atomicOr(nonfinite, 1u);
-    float2* result = stockham_passes<FMT, TERMS, PAIRS, N, 0>(smem, smem + FFT_ELEMENTS, twiddle, first_block,
-                                                              last_block);
+    float2* result = stockham_passes<FMT, TERMS, PAIRS, N, 0>(smem, smem + FFT_ELEMENTS, twiddle, shared_address(base));
     if (out_contiguous) move_pairs<N, false>(nullptr, y, result, first, lines);
-    else move_lines<LOG2N, false>(out, blk, nullptr, y, result, first, lines, table, a.use_table);
+    else move_lines<N, false>(out, blk, nullptr, y, result, first, lines, table, a.use_table);
     __syncthreads();   // the buffers are refilled by the next line block
   }
 }

@@ -33,11 +33,12 @@ conj(w)_{k-j}`` with the chirp ``w_j = exp(-pi i j^2 / n)`` (float64, rounded to
 convolution done by two power-of-two transforms of length ``m >= 2n - 1`` of this same engine and a
 complex64 product with the chirp's spectrum (computed in float64, divided by ``m``, rounded once).
 
-On Hopper GPUs, power-of-two lengths 16..4096 in schemes of tf32 or bf16 parts without scaling run
-all their passes in one kernel, ``kernels/fft_stockham_sm90.cu`` (one read and one write of the
-data; the same passes, blocks, twiddles and split, each product promoted into float32 after every
-wgmma k-step); the four-step lengths run each step as one launch of that kernel (strided loads and
-stores, the step-1 twiddles applied on store); other cases run the passes above one by one. The
+On Hopper GPUs, lengths 2..4096 with no prime factor above 7 in schemes of tf32 or bf16 parts
+without scaling run all their passes in one kernel, ``kernels/fft_stockham_sm90.cu`` (one read and
+one write of the data; the same passes, blocks, twiddles and split, each product promoted into
+float32 after every wgmma k-step); the four-step lengths run each step as one launch of that kernel
+(strided loads and stores, the step-1 twiddles applied on store); other cases run the passes above
+one by one. The
 same launches run overlap-save convolutions (:func:`overlap_save`): the kernel cuts the blocks
 from the input rows as it loads and places the kept outputs in the output rows as it stores.
 
@@ -140,9 +141,10 @@ class Plan:
 
 
 def kernel_supported(n, d):
-    """True when the fused kernel runs a length-``n`` transform in scheme ``d`` on the current GPU
-    (Hopper: the kernel's wgmma exists there only)."""
-    return (n & (n - 1) == 0 and 16 <= n <= KERNEL_ELEMENTS and d.base in _FORMAT_CODE
+    """True when the fused kernel runs a length-``n`` transform in scheme ``d`` on the current GPU:
+    ``2 <= n <= 4096`` with no prime factor above 7, parts tf32 or bf16 without scaling, Hopper (the
+    kernel's wgmma exists there only)."""
+    return (2 <= n <= KERNEL_ELEMENTS and factorize(n) is not None and d.base in _FORMAT_CODE
             and d.scaling == "none" and d.shift == 0 and _hopper())
 
 
@@ -155,39 +157,52 @@ def _hopper():
 def kernel_expression(n, d):
     """The instantiation of ``fft_stockham_sm90`` for length ``n`` in scheme ``d``."""
     pairs = sum(1 << (3 * i + j) for i, j in d.products)
-    return f"fft_stockham_sm90<{_FORMAT_CODE[d.base]}, {d.terms}, {pairs}u, {n.bit_length() - 1}>"
+    return f"fft_stockham_sm90<{_FORMAT_CODE[d.base]}, {d.terms}, {pairs}u, {n}>"
 
 
 def b_tiles(part, base):
-    """The wgmma B operand of a zero-padded ``(32, 32)`` float32 part, as uint32 ``(32, 32)``.
+    """The wgmma B operand of a zero-padded ``(32, cols)`` float32 part, as uint32 ``(cols, 32)``.
 
     Row ``n`` holds column ``n`` of the part (K-major: ``k`` along the row, 128 bytes: 32 tf32
     values, or 32 bf16 values (the top 16 bits) and 32 zeros); the 16-byte chunk ``c`` of row ``n``
     is stored at chunk ``c ^ (n % 8)`` (128-byte swizzle).
     """
     bits = np.ascontiguousarray(np.asarray(part, np.float32).T).view(np.uint32)
+    cols = bits.shape[0]
     if base == "bf16":
-        halves = np.zeros((32, 64), np.uint16)
+        halves = np.zeros((cols, 64), np.uint16)
         halves[:, :32] = bits >> 16
         bits = halves.view(np.uint32)
-    rows = np.arange(32)[:, None]
-    tiles = np.empty((32, 8, 4), np.uint32)
-    tiles[rows, np.arange(8) ^ (rows % 8)] = bits.reshape(32, 8, 4)
-    return tiles.reshape(32, 32)
+    rows = np.arange(cols)[:, None]
+    tiles = np.empty((cols, 8, 4), np.uint32)
+    tiles[rows, np.arange(8) ^ (rows % 8)] = bits.reshape(cols, 8, 4)
+    return tiles.reshape(cols, 32)
+
+
+def block_cols(r):
+    """The kernel's wgmma ``n`` for radix ``r``: ``(Re, Im)`` of ``r`` outputs, as 8, 16 or 32 columns."""
+    return 8 if 2 * r <= 8 else 16 if 2 * r <= 16 else 32
+
+
+def kernel_blocks(radices, d):
+    """The fused kernel's DFT-block parts for passes of ``radices``: the ``d.terms`` parts of each
+    distinct radix ``r`` once, in pass order, each ``(block_cols(r), 32)`` uint32 in :func:`b_tiles`
+    layout, flattened and concatenated (the kernel's ``block_offset``)."""
+    parts = []
+    for r in dict.fromkeys(radices):
+        for term in split(dft_block(r), d, axis=-2).terms:
+            part = np.zeros((32, block_cols(r)), np.float32)
+            part[:2 * r, :2 * r] = term
+            parts.append(b_tiles(part, d.base).reshape(-1))
+    return np.concatenate(parts)
 
 
 def _kernel_operands(passes, d):
-    """The kernel's DFT-block parts of the first and last passes (2, terms, 32, 32) uint32 in
-    :func:`b_tiles` layout, and its concatenated twiddle tables."""
-    tiles = np.zeros((2, d.terms, 32, 32), np.uint32)
-    for slot, step in ((0, passes[0]), (1, passes[-1])):
-        for t, term in enumerate(split(dft_block(step.r), d, axis=-2).terms):
-            part = np.zeros((32, 32), np.float32)
-            part[:2 * step.r, :2 * step.r] = term
-            tiles[slot, t] = b_tiles(part, d.base)
+    """The fused kernel's DFT-block parts (:func:`kernel_blocks`) and its concatenated twiddle
+    tables, on the device."""
     tables = [np.asarray(step.twiddle).reshape(-1) for step in passes if step.twiddle is not None]
     twiddles = np.concatenate(tables) if tables else np.zeros(1, np.complex64)
-    return _to_device(tiles, "gpu"), _to_device(twiddles, "gpu")
+    return _to_device(kernel_blocks([step.r for step in passes], d), "gpu"), _to_device(twiddles, "gpu")
 
 
 @functools.lru_cache(maxsize=8)

@@ -564,31 +564,65 @@ def test_fftconvolve_rejects_float64():
 def test_every_fft_kernel_instantiation_compiles_with_nvrtc():
     nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
     from test_kernels_gemm import _nvrtc_compile
-    # Every part format, part count and last radix (16, 2, 4, 8) appears once.
+    # Every part format, part count and radix appears; lengths with partial tiles and odd ones too.
     cases = [("tf32", 16), ("bf16", 16), ("bf16x3", 32), ("tf32x3", 64), ("bf16x6", 128),
-             ("bf16x9", 4096), ("tf32x3", 4096), ("bf16x6", 512)]
+             ("bf16x9", 4096), ("tf32x3", 4096), ("bf16x6", 512), ("bf16x6", 1000), ("tf32x3", 105),
+             ("bf16x9", 2187), ("tf32", 2401), ("bf16", 6), ("tf32x3", 3600)]
     expressions = [_fft_engine.kernel_expression(n, sp.dtype(name)) for name, n in cases]
     result, log = _nvrtc_compile(_fft_engine.KERNEL_FILE, expressions, "90")
     assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, log
 
 
 @pytest.mark.parametrize("base", ["tf32", "bf16"])
-def test_b_tiles_hold_the_part_k_major_with_128_byte_swizzle(base):
-    """Every entry of the (32, 32) part once; row n holds column n along k, and its 16-byte chunk c
+@pytest.mark.parametrize("cols", [32, 16, 8])
+def test_b_tiles_hold_the_part_k_major_with_128_byte_swizzle(base, cols):
+    """Every entry of the (32, cols) part once; row n holds column n along k, and its 16-byte chunk c
     sits at chunk c ^ (n % 8) (bf16: the top 16 bits, k 32..63 zero)."""
-    bits = ((np.arange(1024, dtype=np.uint32) + 0x3C00) << 16).reshape(32, 32)   # distinct bf16 values
+    bits = ((np.arange(32 * cols, dtype=np.uint32) + 0x3C00) << 16).reshape(32, cols)   # distinct bf16 values
     tiles = _fft_engine.b_tiles(bits.view(np.float32), base)
-    assert tiles.shape == (32, 32) and tiles.dtype == np.uint32
-    n, k = 13, 21
+    assert tiles.shape == (cols, 32) and tiles.dtype == np.uint32
+    n, k = 5, 21
     if base == "tf32":
         assert tiles[n, ((k // 4) ^ (n % 8)) * 4 + k % 4] == bits[k, n]
         values = tiles.reshape(-1)
     else:
         halves = tiles.view(np.uint16)
         assert halves[n, ((k // 8) ^ (n % 8)) * 8 + k % 8] == bits[k, n] >> 16
-        assert np.count_nonzero(halves) == 1024
+        assert np.count_nonzero(halves) == bits.size
         values = halves[halves != 0].astype(np.uint32) << 16
     np.testing.assert_array_equal(np.sort(values), np.sort(bits.reshape(-1)))
+
+
+def _unswizzled(tiles, base):
+    """The (32, cols) float32 part that b_tiles laid out as ``tiles`` (cols, 32)."""
+    rows = np.arange(tiles.shape[0])[:, None]
+    bits = tiles.reshape(-1, 8, 4)[rows, np.arange(8) ^ (rows % 8)].reshape(tiles.shape)
+    if base == "bf16":
+        bits = bits.view(np.uint16)[:, :32].astype(np.uint32) << 16
+    return np.ascontiguousarray(bits.T).view(np.float32)
+
+
+@pytest.mark.parametrize("n, distinct", [(4096, [16]), (2048, [16, 8]), (1000, [8, 5]), (3600, [16, 5, 3]),
+                                         (105, [7, 5, 3]), (2, [2])])
+@pytest.mark.parametrize("dtype", ["tf32x3", "bf16x9"])
+def test_kernel_blocks_hold_each_distinct_radix_once_in_pass_order(n, distinct, dtype):
+    """The kernel finds a pass's DFT-block parts by its radix's place among the distinct radices
+    (block_offset): each radix's parts once, (block_cols(r), 32) uint32 each, in pass order, summing
+    to the radix's DFT block (exactly for bf16x9's three parts) and zero outside it."""
+    d = sp.dtype(dtype)
+    blocks = _fft_engine.kernel_blocks(_fft_engine.factorize(n), d)
+    offset = 0
+    for r in distinct:
+        cols = 8 if r <= 4 else 16 if r <= 8 else 32
+        total = np.zeros((32, cols))
+        for _ in range(d.terms):
+            total += _unswizzled(blocks[offset:offset + 32 * cols].reshape(cols, 32), d.base)
+            offset += 32 * cols
+        block = _fft_engine.dft_block(r)
+        np.testing.assert_allclose(total[:2 * r, :2 * r], block, rtol=0, atol=0 if dtype == "bf16x9" else 2 ** -21)
+        total[:2 * r, :2 * r] = 0
+        assert not total.any()
+    assert offset == blocks.size
 
 
 def _cupy():
@@ -616,7 +650,7 @@ def test_gpu_real_transforms_within_bound_and_twice_cufft(n, dtype):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("n", [16, 512, 4096, 2 ** 13, 2 ** 17, 2 ** 22, 2 ** 24, 1009, 4095])
+@pytest.mark.parametrize("n", [16, 512, 4096, 2 ** 13, 2 ** 17, 2 ** 22, 2 ** 24, 1009, 4095, 1000, 2187])
 @pytest.mark.parametrize("dtype", FP32_CLASS)
 @pytest.mark.parametrize("kernel", [True, False], ids=["fused", "passes"])
 def test_gpu_fft_error_within_bound_and_twice_cufft(n, dtype, kernel):
@@ -635,11 +669,11 @@ def test_gpu_fft_error_within_bound_and_twice_cufft(n, dtype, kernel):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("n", [64, 4096, 2 ** 13])
+@pytest.mark.parametrize("n", [64, 4096, 2 ** 13, 1000])
 @pytest.mark.parametrize("dtype", accuracy.bounds.schemes())
 def test_gpu_every_scheme_within_bound(n, dtype):
     """Every bounded scheme, one-part ones included (whose fused kernel has no small products),
-    through the public complex and real transforms: one step, two steps."""
+    through the public complex and real transforms: one step, two steps, radices 8 and 5."""
     cp = _cupy()
     x = _signal((4, n), "c", seed=21)
     y = sp.fft.fft(cp.asarray(x), dtype=dtype).get()
@@ -664,6 +698,25 @@ def test_gpu_two_step_kernel_agrees_with_cpu_engine(n, dtype):
     assert (_per_line_error(y_gpu, y_cpu) * np.linalg.norm(y_cpu, axis=-1)
             <= tol * np.linalg.norm(ref, axis=-1)).all()
     assert _fft_engine.plan(n, sp.dtype(dtype), "gpu").steps[0].kernel is not None
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [2, 6, 105, 1000, 2187, 2401, 3600, 4000])
+@pytest.mark.parametrize("dtype", ["tf32x3", DEFAULT, "bf16"])
+def test_gpu_mixed_radix_kernel_agrees_with_cpu_engine(n, dtype):
+    """Lengths with factors 3, 5, 7 run every pass in the fused kernel (whole lines per CTA, the
+    last tile of sub-vectors partial, odd lengths value by value) and agree with the CPU engine's
+    same plan within the sum of both engines' bounds, line by line."""
+    cp = _cupy()
+    d = sp.dtype(dtype)
+    assert _fft_engine.plan(n, d, "gpu").kernel is not None
+    x = _signal((4096 // n + 3, n), "c", seed=17)      # a partial last line block
+    ref = np.fft.fft(x.astype(np.complex128))
+    y_gpu = _fft_engine.forward(cp.asarray(x), d).get()
+    y_cpu = _fft_engine.forward(x, d)
+    tol = _fft_bound(x, dtype, engine="gpu") + _fft_bound(x, dtype)
+    assert (_per_line_error(y_gpu, y_cpu) * np.linalg.norm(y_cpu, axis=-1)
+            <= tol * np.linalg.norm(ref, axis=-1)).all()
 
 
 @pytest.mark.gpu
@@ -773,7 +826,7 @@ def test_gpu_fftconvolve_within_twice_cupyx():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("n", [16, 256, 4096])
+@pytest.mark.parametrize("n", [16, 256, 4096, 1000, 105])
 def test_gpu_fused_kernel_gives_the_same_bits_for_unaligned_lines(n):
     """Line blocks 16-byte aligned move as float4, others value by value: the same transform."""
     cp = _cupy()
@@ -787,7 +840,7 @@ def test_gpu_fused_kernel_gives_the_same_bits_for_unaligned_lines(n):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("family", ONE_D, ids=_ids)
-@pytest.mark.parametrize("n", [1024, 2 ** 13, 105, 1009])   # fused, two steps, passes, Bluestein
+@pytest.mark.parametrize("n", [1024, 105, 2 ** 13, 5000, 1009])   # fused (2, 3/5/7), two steps, passes, Bluestein
 def test_gpu_nonfinite_lines_match_the_cpu_engine(family, n):
     """The kernels flag NaN/inf as they read it; flagged lines come out NaN as on the CPU."""
     cp = _cupy()
