@@ -208,23 +208,38 @@ _STEP, _TWO_STEPS_MAX = 4096, 2 ** 24    # longest transform of one step; longes
 def fft_radices(n):
     """Radices of splitprec.fft's passes for length ``n``, in the order they run; None: Bluestein.
 
-    Stockham passes take the largest radices first; a power of two ``4096 < n <= 2**24`` runs two
-    steps, ``n1 = n / n2`` then ``n2`` (256 up to ``2**20``, else 4096), each by its own passes,
-    the twiddles ``exp(-2 pi i c k1 / n)`` between them (section "FFT", two steps).
+    Stockham passes take the largest radices first; ``4096 < n <= 2**24`` runs two steps where
+    :func:`fft_two_steps` splits it, ``n1 = n / n2`` then ``n2``, each by its own passes, the
+    twiddles ``exp(-2 pi i c k1 / n)`` between them (section "FFT", two steps).
     """
-    if n & (n - 1) == 0 and _STEP < n <= _TWO_STEPS_MAX:
-        n2 = 256 if n <= 2 ** 20 else _STEP
-        return fft_radices(n // n2) + fft_radices(n2)
-    radices = []
+    radices, rest = [], n
     for r in _ODD_RADICES:
-        while n % r == 0:
+        while rest % r == 0:
             radices.append(r)
-            n //= r
-    while n > 1 and n % 2 == 0:
-        r = next(r for r in _RADICES if n % r == 0)
+            rest //= r
+    while rest > 1 and rest % 2 == 0:
+        r = next(r for r in _RADICES if rest % r == 0)
         radices.append(r)
-        n //= r
-    return sorted(radices, reverse=True) if n == 1 else None
+        rest //= r
+    if rest != 1:
+        return None
+    steps = fft_two_steps(n)
+    return sorted(radices, reverse=True) if steps is None else fft_radices(steps[0]) + fft_radices(steps[1])
+
+
+def fft_two_steps(n):
+    """``(n1, n2)`` of a length ``4096 < n <= 2**24`` with no prime factor above 7 run in two steps,
+    else None. A power of two: ``n2 = 256`` up to ``2**20``, else 4096. Others: both at most 4096,
+    neither a power of two, ``n2`` nearest 256 (None if no such split: 3, 5 or 7 times a power of
+    two, which runs one plan)."""
+    if not _STEP < n <= _TWO_STEPS_MAX:
+        return None
+    if n & (n - 1) == 0:
+        n2 = 256 if n <= 2 ** 20 else _STEP
+        return n // n2, n2
+    splits = sorted((abs(np.log2(n2 / 256)), n2) for n2 in range(3, _STEP + 1)
+                    if n % n2 == 0 and n // n2 <= _STEP and n2 & (n2 - 1) and (n // n2) & (n // n2 - 1))
+    return (n // splits[0][1], splits[0][1]) if splits else None
 
 
 def _dft_block_norm(r):

@@ -89,11 +89,18 @@ __device__ __forceinline__ float2 complex_mul(float2 a, float2 b) {
 }
 
 // Local line and element of the i-th value a CTA moves between global and shared memory (i runs
-// over FFT_ELEMENTS in thread order). Elements fastest when a line is contiguous in global memory;
-// lines fastest when adjacent lines are adjacent values (a strided step of a power of two): each warp
-// then moves min(lines, 4) lines x 8 elements, whole 32-byte sectors, two lanes per shared-memory bank.
+// over FFT_ELEMENTS in thread order; values from FFT_ELEMENTS / N * N on are unused). Elements fastest
+// when a line is contiguous in global memory; lines fastest when adjacent lines are adjacent values (a
+// strided step): for a power of two each warp then moves min(lines, 4) lines x 8 elements, whole
+// 32-byte sectors, two lanes per shared-memory bank; other lengths move all the block's lines.
 template <int N>
 __device__ __forceinline__ void io_slot(int i, bool lines_fast, int& line, int& elem) {
+  constexpr int LINES = FFT_ELEMENTS / N;
+  if (!Slots<N>::LINEAR && lines_fast) {
+    line = i % LINES;
+    elem = i / LINES;
+    return;
+  }
   if (!Slots<N>::LINEAR || !lines_fast) {
     line = i / N;
     elem = i % N;
@@ -106,35 +113,62 @@ __device__ __forceinline__ void io_slot(int i, bool lines_fast, int& line, int& 
   elem = ((rest >> (LOG2L - LOG2Q)) << 3) | ((i >> LOG2Q) & 7);
 }
 
-// Where the lines of one launch lie: line g is (b, c) = (g / 2**log2_lines, g % 2**log2_lines) and
-// its element j sits at b * batch_stride + c * line_stride + j * elem_stride.
-struct LineLayout {
-  int log2_lines;
+// A line block's first line as (batch, line in the batch).
+struct LineOrigin {
+  long long batch;
+  int line;
+};
+
+// Where the lines of one launch of length N lie: line g is (b, c) = (g / batch_lines, g % batch_lines)
+// and its element j sits at b * batch_stride + c * line_stride + j * elem_stride. A power of two N has
+// power-of-two batch_lines (a shift and a mask); other lengths divide the line block's first line once
+// and the rest by a reciprocal (c * reciprocal >> 32 is c / batch_lines while c * batch_lines < 2**32).
+template <int N> struct LineLayout {
+  int batch_lines;
   long long batch_stride;
   int line_stride, elem_stride;
-  __device__ __forceinline__ bool lines_fast() const { return log2_lines > 0 && line_stride == 1; }
-  __device__ __forceinline__ int within(long long g, int j) const {   // offset inside the batch
-    return static_cast<int>(g & ((1 << log2_lines) - 1)) * line_stride + j * elem_stride;
+  int log2_lines = 0;
+  unsigned long long reciprocal = 0;   // ceil(2**32 / batch_lines)
+  __device__ __forceinline__ LineLayout(int lines, long long batch, int line, int elem)
+      : batch_lines(lines), batch_stride(batch), line_stride(line), elem_stride(elem) {
+    if constexpr (Slots<N>::LINEAR) log2_lines = 31 - __clz(batch_lines);
+    else reciprocal = ((1ull << 32) + batch_lines - 1) / batch_lines;
   }
-  __device__ __forceinline__ long long batch(long long g) const { return (g >> log2_lines) * batch_stride; }
-  // Line g of length n at data + g * n, 16-byte aligned: whole line blocks move as float4.
-  __device__ __forceinline__ bool contiguous(const float2* data, int n) const {
+  __device__ __forceinline__ bool lines_fast() const { return batch_lines > 1 && line_stride == 1; }
+  __device__ __forceinline__ int quotient(int c) const {
+    return Slots<N>::LINEAR ? c >> log2_lines : static_cast<int>((c * reciprocal) >> 32);
+  }
+  __device__ __forceinline__ LineOrigin origin(long long first) const {
+    if constexpr (Slots<N>::LINEAR) return {first >> log2_lines, static_cast<int>(first) & (batch_lines - 1)};
+    const long long b = first / batch_lines;
+    return {b, static_cast<int>(first - b * batch_lines)};
+  }
+  // Batch b of line l of the block at o (l < FFT_ELEMENTS / N), and the offset of its element j there.
+  __device__ __forceinline__ int within(LineOrigin o, int l, int j, long long& b) const {
+    int c = o.line + l;
+    const int q = quotient(c);
+    b = o.batch + q;
+    c -= q * batch_lines;
+    return c * line_stride + j * elem_stride;
+  }
+  // Line g of length N at data + g * N, 16-byte aligned: whole line blocks move as float4.
+  __device__ __forceinline__ bool contiguous(const float2* data) const {
     return elem_stride == 1 && (reinterpret_cast<unsigned long long>(data) & 15) == 0 &&
-           (log2_lines == 0 ? batch_stride == n
-                            : line_stride == n && batch_stride == (static_cast<long long>(n) << log2_lines));
+           (batch_lines == 1 ? batch_stride == N
+                             : line_stride == N && batch_stride == static_cast<long long>(N) * batch_lines);
   }
 };
 
 __device__ __forceinline__ unsigned not_finite(float v) { return (__float_as_uint(v) & 0x7F800000u) == 0x7F800000u; }
 
 // One launch's parameters, passed by value (splitprec._fft_engine._LAUNCH_ARGS packs them). Lines:
-// line g is (b, c) = (g / 2**log2_lines, g % 2**log2_lines) and its element j sits at b * batch_stride +
+// line g is (b, c) = (g / batch_lines, g % batch_lines) and its element j sits at b * batch_stride +
 // c * line_stride + j * elem_stride (in and out), unless io says overlap-save blocks (Blocks).
 struct LaunchArgs {
   long long lines, batch_stride, in_row_stride, out_row_stride;
   unsigned* row_flags;
   const unsigned* all_flag;
-  int log2_lines, in_line_stride, in_elem_stride, out_line_stride, out_elem_stride, use_table;
+  int batch_lines, in_line_stride, in_elem_stride, out_line_stride, out_elem_stride, use_table;
   int io, block_lines, step, pad, in_length, start, keep;
   float scale;
 };
@@ -341,11 +375,11 @@ __device__ __forceinline__ float2* stockham_passes(float2* src, float2* dst, con
 // last line) and returns 1 if a value was NaN or ±inf; otherwise writes y, times table[offset in the
 // batch] when use_table. Slots past the block's whole lines (N not a power of two) stay unused.
 template <int N, bool LOAD>
-__device__ __forceinline__ unsigned move_lines(const LineLayout& lay, const Blocks& blk, const float2* x, float2* y,
+__device__ __forceinline__ unsigned move_lines(const LineLayout<N>& lay, const Blocks& blk, const float2* x, float2* y,
                                                float2* smem, long long first, long long lines, const float2* table,
                                                int use_table) {
-  constexpr int LINES = FFT_ELEMENTS / N;
-  constexpr bool FULL = LINES * N == FFT_ELEMENTS;
+  constexpr int USED = FFT_ELEMENTS / N * N;                // values of the block's whole lines
+  const LineOrigin origin = lay.origin(first);
   unsigned seen = 0;
 #pragma unroll 1
   for (int r0 = 0; r0 < PER_THREAD; r0 += IO_BATCH) {
@@ -353,27 +387,31 @@ __device__ __forceinline__ unsigned move_lines(const LineLayout& lay, const Bloc
     int line[IO_BATCH], elem[IO_BATCH];
 #pragma unroll
     for (int r = 0; r < IO_BATCH; ++r) {
-      io_slot<N>(threadIdx.x + (r0 + r) * THREADS, lay.lines_fast(), line[r], elem[r]);
-      const long long g = FULL || line[r] < LINES ? first + line[r] : lines;   // past the whole lines: none
+      const int i = threadIdx.x + (r0 + r) * THREADS;
+      io_slot<N>(i, lay.lines_fast(), line[r], elem[r]);
       if constexpr (LOAD) {
-        v[r] = g >= lines ? make_float2(0.f, 0.f)
-               : blk.io & LOAD_BLOCKS ? blk.load(x, g >> lay.log2_lines, lay.within(g, elem[r]))
-                                      : x[lay.batch(g) + lay.within(g, elem[r])];
+        long long b;
+        const int within = lay.within(origin, line[r], elem[r], b);
+        v[r] = (USED < FFT_ELEMENTS && i >= USED) || first + line[r] >= lines ? make_float2(0.f, 0.f)
+               : blk.io & LOAD_BLOCKS ? blk.load(x, b, within)
+                                      : x[b * lay.batch_stride + within];
       } else {
         v[r] = smem[swizzle(line[r] * N + elem[r])];
       }
     }
 #pragma unroll
     for (int r = 0; r < IO_BATCH; ++r) {
-      const long long g = FULL || line[r] < LINES ? first + line[r] : lines;
+      const int i = threadIdx.x + (r0 + r) * THREADS;
+      if (USED < FFT_ELEMENTS && i >= USED) continue;
       if constexpr (LOAD) {
         seen |= not_finite(v[r].x) | not_finite(v[r].y);
-        if (FULL || line[r] < LINES) smem[swizzle(line[r] * N + elem[r])] = v[r];
-      } else if (g < lines) {
-        const int within = lay.within(g, elem[r]);
+        smem[swizzle(line[r] * N + elem[r])] = v[r];
+      } else if (first + line[r] < lines) {
+        long long b;
+        const int within = lay.within(origin, line[r], elem[r], b);
         const float2 z = use_table ? complex_mul(v[r], table[within]) : v[r];
-        if (blk.io & STORE_BLOCKS) blk.store(y, g >> lay.log2_lines, within, z);
-        else y[lay.batch(g) + within] = z;
+        if (blk.io & STORE_BLOCKS) blk.store(y, b, within, z);
+        else y[b * lay.batch_stride + within] = z;
       }
     }
   }
@@ -433,15 +471,15 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
   for (int i = threadIdx.x; i < BLOCK_BYTES / 16; i += THREADS) reinterpret_cast<uint4*>(base)[i] = blocks[i];
   shared_writes_to_async_proxy();
 
-  const LineLayout in{a.log2_lines, a.batch_stride, a.in_line_stride, a.in_elem_stride};
-  const LineLayout out{a.log2_lines, a.batch_stride, a.out_line_stride, a.out_elem_stride};
+  const LineLayout<N> in(a.batch_lines, a.batch_stride, a.in_line_stride, a.in_elem_stride);
+  const LineLayout<N> out(a.batch_lines, a.batch_stride, a.out_line_stride, a.out_elem_stride);
   const int io = POW2 ? a.io : 0;                           // overlap-save blocks: powers of two only
-  const Blocks blk{io, a.block_lines, a.step, a.pad, a.in_length, log2_floor(N) + a.log2_lines,   // B = N * 2**log2_lines
+  const Blocks blk{io, a.block_lines, a.step, a.pad, a.in_length, 31 - __clz(N * a.batch_lines),   // log2 B, B = N * batch_lines
                    a.start, a.keep, a.in_row_stride, a.out_row_stride, a.row_flags, a.all_flag, a.scale};
   const long long lines = a.lines;
   const long long line_blocks = (lines + LINES - 1) / LINES;
-  const bool in_contiguous = N % 2 == 0 && !(io & LOAD_BLOCKS) && in.contiguous(x, N);
-  const bool out_contiguous = N % 2 == 0 && !(io & STORE_BLOCKS) && !a.use_table && out.contiguous(y, N);
+  const bool in_contiguous = N % 2 == 0 && !(io & LOAD_BLOCKS) && in.contiguous(x);
+  const bool out_contiguous = N % 2 == 0 && !(io & STORE_BLOCKS) && !a.use_table && out.contiguous(y);
 #pragma unroll 1
   for (long long block = blockIdx.x; block < line_blocks; block += gridDim.x) {
     const long long first = block * LINES;                 // first line

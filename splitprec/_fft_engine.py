@@ -69,19 +69,33 @@ GPU_ROWS = 1 << 20               # rows per GEMM-engine call: bounds the engine'
 FOUR_STEP_MAX = 1 << 24          # longest power of two run in two steps of at most 4096
 
 
+@functools.lru_cache(maxsize=256)
 def four_step_lengths(n):
-    """``(n1, n2)`` of the two-step plan of length ``n``, or None (a single Stockham plan)."""
-    if n & (n - 1) or not KERNEL_ELEMENTS < n <= FOUR_STEP_MAX:
+    """``(n1, n2)`` of the two-step plan of length ``n``, or None (a single Stockham plan).
+
+    A power of two ``4096 < n <= 2**24``: ``n2 = 256`` up to ``2**20``, else 4096. Other lengths in
+    that range with no prime factor above 7: the split into two lengths of at most 4096, neither a
+    power of two (the fused kernel's batches of lines are powers of two exactly for power-of-two
+    lengths), with ``n2`` nearest 256; none for 3, 5 or 7 times a power of two.
+    """
+    if not KERNEL_ELEMENTS < n <= FOUR_STEP_MAX:
         return None
-    n2 = 256 if n <= 1 << 20 else KERNEL_ELEMENTS
-    return n // n2, n2
+    if n & (n - 1) == 0:
+        n2 = 256 if n <= 1 << 20 else KERNEL_ELEMENTS
+        return n // n2, n2
+    best = None
+    for n2 in range(3, KERNEL_ELEMENTS + 1):
+        n1 = n // n2
+        if (n1 * n2 == n and n1 <= KERNEL_ELEMENTS and n1 & (n1 - 1) and n2 & (n2 - 1)
+                and _single_plan(n1) and _single_plan(n2)):
+            distance = abs(np.log2(n2 / 256))
+            if best is None or distance < best[0]:
+                best = distance, (n1, n2)
+    return None if best is None else best[1]
 
 
-def factorize(n):
-    """Radices of the passes for ``n`` in the order they run; None if ``n`` needs Bluestein."""
-    lengths = four_step_lengths(n)
-    if lengths is not None:
-        return factorize(lengths[0]) + factorize(lengths[1])
+def _single_plan(n):
+    """Radices of one Stockham plan of length ``n``, largest first; None if a prime above 7 divides it."""
     radices = []
     for r in ODD_RADICES:
         while n % r == 0:
@@ -92,6 +106,12 @@ def factorize(n):
         radices.append(r)
         n //= r
     return sorted(radices, reverse=True) if n == 1 else None
+
+
+def factorize(n):
+    """Radices of the passes for ``n`` in the order they run; None if ``n`` needs Bluestein."""
+    lengths = four_step_lengths(n)
+    return _single_plan(n) if lengths is None else _single_plan(lengths[0]) + _single_plan(lengths[1])
 
 
 def _unit_roots(num, den):
@@ -264,7 +284,7 @@ def plan(n, d, device):
 
 LOAD_BLOCKS, STORE_BLOCKS, REAL_BLOCKS = 1, 2, 4   # the kernel's Blocks.io flags
 # The kernel's LaunchArgs, passed by value: lines, batch_stride, in_row_stride, out_row_stride; row_flags,
-# all_flag; log2_lines, in_line_stride, in_elem_stride, out_line_stride, out_elem_stride, use_table, io,
+# all_flag; batch_lines, in_line_stride, in_elem_stride, out_line_stride, out_elem_stride, use_table, io,
 # block_lines, step, pad, in_length, start, keep; scale (C layout, 104 bytes).
 _LAUNCH_ARGS = struct.Struct("<4q2Q13if")
 _LAUNCH_BYTES = np.dtype((np.void, _LAUNCH_ARGS.size))   # cupy passes a one-element array by value
@@ -303,7 +323,7 @@ def _launch_lines(x, y, p, d, lines, layout, table=None, nonfinite=None, blocks=
     """One launch of the fused kernel: ``lines`` transforms of length ``p.n`` from ``x`` into ``y``;
     ``nonfinite`` (a uint32 device scalar, or None) gets 1 when ``x`` holds NaN or ±inf.
 
-    ``layout = (log2 lines per batch, batch stride, input line stride, input element stride,
+    ``layout = (lines per batch, batch stride, input line stride, input element stride,
     output line stride, output element stride)``: element ``j`` of line ``(b, c)`` is read at
     ``b * batch_stride + c * line_stride + j * element_stride``; ``table`` (complex64, indexed by
     the output offset within the batch) multiplies the outputs on store; ``blocks`` cuts
@@ -336,13 +356,13 @@ def _fused(x, y, p, d, lines, nonfinite=None, times=None, blocks=Blocks()):
     blocks), the second writes ``y`` (and places them)."""
     import cupy
     if p.steps is None:
-        return _launch_lines(x, y, p, d, lines, (0, p.n, 0, 1, 0, 1), times, nonfinite, blocks)
+        return _launch_lines(x, y, p, d, lines, (1, p.n, 0, 1, 0, 1), times, nonfinite, blocks)
     first, second, table = p.steps
     n1, n2 = first.n, second.n
     z = _launch_lines(x, cupy.empty((lines, p.n), np.complex64), first, d, lines * n2,
-                      (n2.bit_length() - 1, p.n, 1, n2, 1, n2), table, nonfinite,
+                      (n2, p.n, 1, n2, 1, n2), table, nonfinite,
                       blocks._replace(io=blocks.io & ~STORE_BLOCKS))
-    return _launch_lines(z, y, second, d, lines * n1, (n1.bit_length() - 1, p.n, n2, 1, 1, n1), times, None,
+    return _launch_lines(z, y, second, d, lines * n1, (n1, p.n, n2, 1, 1, n1), times, None,
                          blocks._replace(io=blocks.io & ~LOAD_BLOCKS))
 
 

@@ -314,19 +314,23 @@ def test_dft_block_is_the_dft_matrix():
 
 @pytest.mark.parametrize("n, radices", [(4096, [16, 16, 16]), (2 ** 13, [16, 2, 16, 16]),
                                         (2 ** 22, [16, 16, 4, 16, 16, 16]), (2 ** 25, [16] * 6 + [2]),
-                                        (1000, [8, 5, 5, 5]), (105, [7, 5, 3]), (1009, None)])
+                                        (1000, [8, 5, 5, 5]), (105, [7, 5, 3]), (1009, None),
+                                        (100000, [16, 5, 5, 5, 5, 5, 2]), (3 * 2 ** 12, [16, 16, 16, 3])])
 def test_factorize_takes_largest_radices_first_and_two_steps_in_order(n, radices):
     assert _fft_engine.factorize(n) == radices
 
 
 @pytest.mark.parametrize("n, lengths", [(4096, None), (2 ** 13, (32, 256)), (2 ** 20, (4096, 256)),
                                         (2 ** 21, (512, 4096)), (2 ** 24, (4096, 4096)), (2 ** 25, None),
-                                        (3 * 2 ** 12, None)])
+                                        (3 * 2 ** 12, None), (100000, (400, 250)), (44100, (175, 252)),
+                                        (9 * 2 ** 20, (3072, 3072)), (3 ** 15, None)])
 def test_four_step_lengths_fit_one_step_each(n, lengths):
+    """Powers of two by the fixed rule; other lengths split into two that are not powers of two
+    (the kernel's batches of lines), n2 nearest 256; none where one factor 3, 5 or 7 or 4096 stops it."""
     assert _fft_engine.four_step_lengths(n) == lengths
 
 
-@pytest.mark.parametrize("n", [2 ** 13, 2 ** 14, 2 ** 21])
+@pytest.mark.parametrize("n", [2 ** 13, 2 ** 14, 2 ** 21, 6000])
 def test_four_step_decomposition_is_exact_in_complex128(n):
     """F_n x = [F_n2 along c of (T * F_n1 along j of x[n2 j + c])][k1, k2] at k1 + n1 k2, with the
     plan's twiddles T before their rounding to complex64: exact up to float64 rounding."""
@@ -650,7 +654,7 @@ def test_gpu_real_transforms_within_bound_and_twice_cufft(n, dtype):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("n", [16, 512, 4096, 2 ** 13, 2 ** 17, 2 ** 22, 2 ** 24, 1009, 4095, 1000, 2187])
+@pytest.mark.parametrize("n", [16, 512, 4096, 2 ** 13, 2 ** 17, 2 ** 22, 2 ** 24, 1009, 4095, 1000, 2187, 100000])
 @pytest.mark.parametrize("dtype", FP32_CLASS)
 @pytest.mark.parametrize("kernel", [True, False], ids=["fused", "passes"])
 def test_gpu_fft_error_within_bound_and_twice_cufft(n, dtype, kernel):
@@ -701,15 +705,16 @@ def test_gpu_two_step_kernel_agrees_with_cpu_engine(n, dtype):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("n", [2, 6, 105, 1000, 2187, 2401, 3600, 4000])
+@pytest.mark.parametrize("n", [2, 6, 105, 1000, 2187, 2401, 3600, 4000, 6000, 44100, 100000])
 @pytest.mark.parametrize("dtype", ["tf32x3", DEFAULT, "bf16"])
 def test_gpu_mixed_radix_kernel_agrees_with_cpu_engine(n, dtype):
     """Lengths with factors 3, 5, 7 run every pass in the fused kernel (whole lines per CTA, the
-    last tile of sub-vectors partial, odd lengths value by value) and agree with the CPU engine's
-    same plan within the sum of both engines' bounds, line by line."""
+    last tile of sub-vectors partial, odd lengths value by value; above 4096 two launches whose
+    batches of lines straddle line blocks) and agree with the CPU engine's same plan within the sum
+    of both engines' bounds, line by line."""
     cp = _cupy()
     d = sp.dtype(dtype)
-    assert _fft_engine.plan(n, d, "gpu").kernel is not None
+    assert _fft_engine.runs_fused(_fft_engine.plan(n, d, "gpu"))
     x = _signal((4096 // n + 3, n), "c", seed=17)      # a partial last line block
     ref = np.fft.fft(x.astype(np.complex128))
     y_gpu = _fft_engine.forward(cp.asarray(x), d).get()
@@ -840,7 +845,8 @@ def test_gpu_fused_kernel_gives_the_same_bits_for_unaligned_lines(n):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("family", ONE_D, ids=_ids)
-@pytest.mark.parametrize("n", [1024, 105, 2 ** 13, 5000, 1009])   # fused (2, 3/5/7), two steps, passes, Bluestein
+@pytest.mark.parametrize("n", [1024, 105, 2 ** 13, 6000, 3 * 2 ** 12, 1009])
+# fused (2; 3, 5, 7), two steps (2; 2, 3, 5), passes, Bluestein
 def test_gpu_nonfinite_lines_match_the_cpu_engine(family, n):
     """The kernels flag NaN/inf as they read it; flagged lines come out NaN as on the CPU."""
     cp = _cupy()
