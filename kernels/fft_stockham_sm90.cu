@@ -119,43 +119,36 @@ struct LineOrigin {
   int line;
 };
 
-// Where the lines of one launch of length N lie: line g is (b, c) = (g / batch_lines, g % batch_lines)
-// and its element j sits at b * batch_stride + c * line_stride + j * elem_stride. A power of two N has
-// power-of-two batch_lines (a shift and a mask); other lengths divide the line block's first line once
-// and the rest by a reciprocal (c * reciprocal >> 32 is c / batch_lines while c * batch_lines < 2**32).
-template <int N> struct LineLayout {
+// Where the lines of one launch lie: line g is (b, c) = (g / batch_lines, g % batch_lines) and its
+// element j sits at b * batch_stride + c * line_stride + j * elem_stride. A line block divides its
+// first line once (a shift for a power of two); the lines after it, c = o.line + l < 2 * 4096, by
+// the reciprocal: c * reciprocal >> 32 is c / batch_lines while c * batch_lines < 2**32.
+struct LineLayout {
   int batch_lines;
   long long batch_stride;
   int line_stride, elem_stride;
-  int log2_lines = 0;
-  unsigned long long reciprocal = 0;   // ceil(2**32 / batch_lines)
+  unsigned long long reciprocal;   // ceil(2**32 / batch_lines)
   __device__ __forceinline__ LineLayout(int lines, long long batch, int line, int elem)
-      : batch_lines(lines), batch_stride(batch), line_stride(line), elem_stride(elem) {
-    if constexpr (Slots<N>::LINEAR) log2_lines = 31 - __clz(batch_lines);
-    else reciprocal = ((1ull << 32) + batch_lines - 1) / batch_lines;
-  }
+      : batch_lines(lines), batch_stride(batch), line_stride(line), elem_stride(elem),
+        reciprocal(((1ull << 32) + lines - 1) / lines) {}
   __device__ __forceinline__ bool lines_fast() const { return batch_lines > 1 && line_stride == 1; }
-  __device__ __forceinline__ int quotient(int c) const {
-    return Slots<N>::LINEAR ? c >> log2_lines : static_cast<int>((c * reciprocal) >> 32);
-  }
   __device__ __forceinline__ LineOrigin origin(long long first) const {
-    if constexpr (Slots<N>::LINEAR) return {first >> log2_lines, static_cast<int>(first) & (batch_lines - 1)};
-    const long long b = first / batch_lines;
+    const long long b = batch_lines & (batch_lines - 1) ? first / batch_lines : first >> (31 - __clz(batch_lines));
     return {b, static_cast<int>(first - b * batch_lines)};
   }
   // Batch b of line l of the block at o (l < FFT_ELEMENTS / N), and the offset of its element j there.
   __device__ __forceinline__ int within(LineOrigin o, int l, int j, long long& b) const {
     int c = o.line + l;
-    const int q = quotient(c);
+    const int q = static_cast<int>((c * reciprocal) >> 32);
     b = o.batch + q;
     c -= q * batch_lines;
     return c * line_stride + j * elem_stride;
   }
-  // Line g of length N at data + g * N, 16-byte aligned: whole line blocks move as float4.
-  __device__ __forceinline__ bool contiguous(const float2* data) const {
+  // Lines of length n at data + g * n, 16-byte aligned: whole line blocks move as float4.
+  __device__ __forceinline__ bool contiguous(const float2* data, int n) const {
     return elem_stride == 1 && (reinterpret_cast<unsigned long long>(data) & 15) == 0 &&
-           (batch_lines == 1 ? batch_stride == N
-                             : line_stride == N && batch_stride == static_cast<long long>(N) * batch_lines);
+           (batch_lines == 1 ? batch_stride == n
+                             : line_stride == n && batch_stride == static_cast<long long>(n) * batch_lines);
   }
 };
 
@@ -375,7 +368,7 @@ __device__ __forceinline__ float2* stockham_passes(float2* src, float2* dst, con
 // last line) and returns 1 if a value was NaN or ±inf; otherwise writes y, times table[offset in the
 // batch] when use_table. Slots past the block's whole lines (N not a power of two) stay unused.
 template <int N, bool LOAD>
-__device__ __forceinline__ unsigned move_lines(const LineLayout<N>& lay, const Blocks& blk, const float2* x, float2* y,
+__device__ __forceinline__ unsigned move_lines(const LineLayout& lay, const Blocks& blk, const float2* x, float2* y,
                                                float2* smem, long long first, long long lines, const float2* table,
                                                int use_table) {
   constexpr int USED = FFT_ELEMENTS / N * N;                // values of the block's whole lines
@@ -471,15 +464,15 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
   for (int i = threadIdx.x; i < BLOCK_BYTES / 16; i += THREADS) reinterpret_cast<uint4*>(base)[i] = blocks[i];
   shared_writes_to_async_proxy();
 
-  const LineLayout<N> in(a.batch_lines, a.batch_stride, a.in_line_stride, a.in_elem_stride);
-  const LineLayout<N> out(a.batch_lines, a.batch_stride, a.out_line_stride, a.out_elem_stride);
+  const LineLayout in(a.batch_lines, a.batch_stride, a.in_line_stride, a.in_elem_stride);
+  const LineLayout out(a.batch_lines, a.batch_stride, a.out_line_stride, a.out_elem_stride);
   const int io = POW2 ? a.io : 0;                           // overlap-save blocks: powers of two only
   const Blocks blk{io, a.block_lines, a.step, a.pad, a.in_length, 31 - __clz(N * a.batch_lines),   // log2 B, B = N * batch_lines
                    a.start, a.keep, a.in_row_stride, a.out_row_stride, a.row_flags, a.all_flag, a.scale};
   const long long lines = a.lines;
   const long long line_blocks = (lines + LINES - 1) / LINES;
-  const bool in_contiguous = N % 2 == 0 && !(io & LOAD_BLOCKS) && in.contiguous(x);
-  const bool out_contiguous = N % 2 == 0 && !(io & STORE_BLOCKS) && !a.use_table && out.contiguous(y);
+  const bool in_contiguous = N % 2 == 0 && !(io & LOAD_BLOCKS) && in.contiguous(x, N);
+  const bool out_contiguous = N % 2 == 0 && !(io & STORE_BLOCKS) && !a.use_table && out.contiguous(y, N);
 #pragma unroll 1
   for (long long block = blockIdx.x; block < line_blocks; block += gridDim.x) {
     const long long first = block * LINES;                 // first line

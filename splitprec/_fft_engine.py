@@ -74,9 +74,8 @@ def four_step_lengths(n):
     """``(n1, n2)`` of the two-step plan of length ``n``, or None (a single Stockham plan).
 
     A power of two ``4096 < n <= 2**24``: ``n2 = 256`` up to ``2**20``, else 4096. Other lengths in
-    that range with no prime factor above 7: the split into two lengths of at most 4096, neither a
-    power of two (the fused kernel's batches of lines are powers of two exactly for power-of-two
-    lengths), with ``n2`` nearest 256; none for 3, 5 or 7 times a power of two.
+    that range with no prime factor above 7: the split into two lengths of at most 4096 with ``n2``
+    nearest 256, if there is one.
     """
     if not KERNEL_ELEMENTS < n <= FOUR_STEP_MAX:
         return None
@@ -84,10 +83,9 @@ def four_step_lengths(n):
         n2 = 256 if n <= 1 << 20 else KERNEL_ELEMENTS
         return n // n2, n2
     best = None
-    for n2 in range(3, KERNEL_ELEMENTS + 1):
+    for n2 in range(2, KERNEL_ELEMENTS + 1):
         n1 = n // n2
-        if (n1 * n2 == n and n1 <= KERNEL_ELEMENTS and n1 & (n1 - 1) and n2 & (n2 - 1)
-                and _single_plan(n1) and _single_plan(n2)):
+        if n1 * n2 == n and n1 <= KERNEL_ELEMENTS and _single_plan(n1) and _single_plan(n2):
             distance = abs(np.log2(n2 / 256))
             if best is None or distance < best[0]:
                 best = distance, (n1, n2)

@@ -315,18 +315,18 @@ def test_dft_block_is_the_dft_matrix():
 @pytest.mark.parametrize("n, radices", [(4096, [16, 16, 16]), (2 ** 13, [16, 2, 16, 16]),
                                         (2 ** 22, [16, 16, 4, 16, 16, 16]), (2 ** 25, [16] * 6 + [2]),
                                         (1000, [8, 5, 5, 5]), (105, [7, 5, 3]), (1009, None),
-                                        (100000, [16, 5, 5, 5, 5, 5, 2]), (3 * 2 ** 12, [16, 16, 16, 3])])
+                                        (100000, [16, 5, 5, 5, 5, 5, 2]), (3 * 2 ** 12, [16, 3, 16, 16])])
 def test_factorize_takes_largest_radices_first_and_two_steps_in_order(n, radices):
     assert _fft_engine.factorize(n) == radices
 
 
 @pytest.mark.parametrize("n, lengths", [(4096, None), (2 ** 13, (32, 256)), (2 ** 20, (4096, 256)),
                                         (2 ** 21, (512, 4096)), (2 ** 24, (4096, 4096)), (2 ** 25, None),
-                                        (3 * 2 ** 12, None), (100000, (400, 250)), (44100, (175, 252)),
-                                        (9 * 2 ** 20, (3072, 3072)), (3 ** 15, None)])
+                                        (3 * 2 ** 12, (48, 256)), (100000, (400, 250)), (44100, (175, 252)),
+                                        (9 * 2 ** 20, (4096, 2304)), (3 ** 15, None), (1009 * 4096, None)])
 def test_four_step_lengths_fit_one_step_each(n, lengths):
-    """Powers of two by the fixed rule; other lengths split into two that are not powers of two
-    (the kernel's batches of lines), n2 nearest 256; none where one factor 3, 5 or 7 or 4096 stops it."""
+    """Powers of two by the fixed rule; other lengths into two of at most 4096 with n2 nearest 256,
+    none where no such split exists (3**15) or a prime above 7 divides n (Bluestein)."""
     assert _fft_engine.four_step_lengths(n) == lengths
 
 
@@ -705,7 +705,7 @@ def test_gpu_two_step_kernel_agrees_with_cpu_engine(n, dtype):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("n", [2, 6, 105, 1000, 2187, 2401, 3600, 4000, 6000, 44100, 100000])
+@pytest.mark.parametrize("n", [2, 6, 105, 1000, 2187, 2401, 3600, 4000, 6000, 3 * 2 ** 12, 44100, 100000])
 @pytest.mark.parametrize("dtype", ["tf32x3", DEFAULT, "bf16"])
 def test_gpu_mixed_radix_kernel_agrees_with_cpu_engine(n, dtype):
     """Lengths with factors 3, 5, 7 run every pass in the fused kernel (whole lines per CTA, the
@@ -845,9 +845,10 @@ def test_gpu_fused_kernel_gives_the_same_bits_for_unaligned_lines(n):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("family", ONE_D, ids=_ids)
-@pytest.mark.parametrize("n", [1024, 105, 2 ** 13, 6000, 3 * 2 ** 12, 1009])
-# fused (2; 3, 5, 7), two steps (2; 2, 3, 5), passes, Bluestein
-def test_gpu_nonfinite_lines_match_the_cpu_engine(family, n):
+@pytest.mark.parametrize("n, dtype", [(1024, DEFAULT), (105, DEFAULT), (2 ** 13, DEFAULT), (6000, DEFAULT),
+                                      (3 * 2 ** 12, DEFAULT), (1000, "fp16x3"), (1009, DEFAULT)])
+# fused (2; 3, 5, 7), two steps (2; 2, 3, 5; 2, 3), passes (scaled parts: no fused kernel), Bluestein
+def test_gpu_nonfinite_lines_match_the_cpu_engine(family, n, dtype):
     """The kernels flag NaN/inf as they read it; flagged lines come out NaN as on the CPU."""
     cp = _cupy()
     ours, _, kind = family
@@ -855,7 +856,7 @@ def test_gpu_nonfinite_lines_match_the_cpu_engine(family, n):
     x[1, 7] = np.inf
     if kind == "c":
         x[2, 0] = complex(1, np.nan)          # the first value's imaginary part (irfft's DC)
-    y_gpu, y_cpu = ours(cp.asarray(x)).get(), ours(x)
+    y_gpu, y_cpu = ours(cp.asarray(x), dtype=dtype).get(), ours(x, dtype=dtype)
     np.testing.assert_array_equal(np.isnan(y_gpu), np.isnan(y_cpu))
     assert np.isfinite(y_gpu[0]).all() and np.isnan(y_gpu[1]).all()
 
