@@ -122,15 +122,13 @@ struct LineOrigin {
 // Where the lines of one launch lie: line g is (b, c) = (g / batch_lines, g % batch_lines) and its
 // element j sits at b * batch_stride + c * line_stride + j * elem_stride. A line block divides its
 // first line once (a shift for a power of two); the lines after it, c = o.line + l < 2 * 4096, by
-// the reciprocal: c * reciprocal >> 32 is c / batch_lines while c * batch_lines < 2**32.
+// the host's magic = ceil(2**31 / batch_lines): (2c * magic) >> 32 is c / batch_lines while
+// c * batch_lines < 2**31. The fields are the launch's parameters (no registers held for them).
 struct LineLayout {
   int batch_lines;
   long long batch_stride;
   int line_stride, elem_stride;
-  unsigned long long reciprocal;   // ceil(2**32 / batch_lines)
-  __device__ __forceinline__ LineLayout(int lines, long long batch, int line, int elem)
-      : batch_lines(lines), batch_stride(batch), line_stride(line), elem_stride(elem),
-        reciprocal(((1ull << 32) + lines - 1) / lines) {}
+  unsigned magic;
   __device__ __forceinline__ bool lines_fast() const { return batch_lines > 1 && line_stride == 1; }
   __device__ __forceinline__ LineOrigin origin(long long first) const {
     const long long b = batch_lines & (batch_lines - 1) ? first / batch_lines : first >> (31 - __clz(batch_lines));
@@ -139,7 +137,7 @@ struct LineLayout {
   // Batch b of line l of the block at o (l < FFT_ELEMENTS / N), and the offset of its element j there.
   __device__ __forceinline__ int within(LineOrigin o, int l, int j, long long& b) const {
     int c = o.line + l;
-    const int q = static_cast<int>((c * reciprocal) >> 32);
+    const int q = static_cast<int>(__umulhi(static_cast<unsigned>(c) << 1, magic));
     b = o.batch + q;
     c -= q * batch_lines;
     return c * line_stride + j * elem_stride;
@@ -164,6 +162,7 @@ struct LaunchArgs {
   int batch_lines, in_line_stride, in_elem_stride, out_line_stride, out_elem_stride, use_table;
   int io, block_lines, step, pad, in_length, start, keep;
   float scale;
+  unsigned batch_magic;   // ceil(2**31 / batch_lines) (LineLayout)
 };
 
 // Overlap-save blocks of length B = 2**log2_length over rows of an input (real float32 or complex64,
@@ -464,8 +463,8 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
   for (int i = threadIdx.x; i < BLOCK_BYTES / 16; i += THREADS) reinterpret_cast<uint4*>(base)[i] = blocks[i];
   shared_writes_to_async_proxy();
 
-  const LineLayout in(a.batch_lines, a.batch_stride, a.in_line_stride, a.in_elem_stride);
-  const LineLayout out(a.batch_lines, a.batch_stride, a.out_line_stride, a.out_elem_stride);
+  const LineLayout in{a.batch_lines, a.batch_stride, a.in_line_stride, a.in_elem_stride, a.batch_magic};
+  const LineLayout out{a.batch_lines, a.batch_stride, a.out_line_stride, a.out_elem_stride, a.batch_magic};
   const int io = POW2 ? a.io : 0;                           // overlap-save blocks: powers of two only
   const Blocks blk{io, a.block_lines, a.step, a.pad, a.in_length, 31 - __clz(N * a.batch_lines),   // log2 B, B = N * batch_lines
                    a.start, a.keep, a.in_row_stride, a.out_row_stride, a.row_flags, a.all_flag, a.scale};

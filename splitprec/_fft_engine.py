@@ -283,8 +283,9 @@ def plan(n, d, device):
 LOAD_BLOCKS, STORE_BLOCKS, REAL_BLOCKS = 1, 2, 4   # the kernel's Blocks.io flags
 # The kernel's LaunchArgs, passed by value: lines, batch_stride, in_row_stride, out_row_stride; row_flags,
 # all_flag; batch_lines, in_line_stride, in_elem_stride, out_line_stride, out_elem_stride, use_table, io,
-# block_lines, step, pad, in_length, start, keep; scale (C layout, 104 bytes).
-_LAUNCH_ARGS = struct.Struct("<4q2Q13if")
+# block_lines, step, pad, in_length, start, keep; scale; batch_magic = ceil(2**31 / batch_lines) (C layout:
+# 108 bytes, padded to 112).
+_LAUNCH_ARGS = struct.Struct("<4q2Q13ifI4x")
 _LAUNCH_BYTES = np.dtype((np.void, _LAUNCH_ARGS.size))   # cupy passes a one-element array by value
 
 
@@ -334,7 +335,8 @@ def _launch_lines(x, y, p, d, lines, layout, table=None, nonfinite=None, blocks=
     b = blocks
     args = np.frombuffer(_LAUNCH_ARGS.pack(lines, layout[1], b.in_stride, b.out_stride, b.row_flags, b.all_flag,
                                            layout[0], *layout[2:], table is not None, b.io, b.lines, b.step, b.pad,
-                                           b.in_length, b.start, b.keep, b.scale), _LAUNCH_BYTES)
+                                           b.in_length, b.start, b.keep, b.scale, -(-(1 << 31) // layout[0])),
+                         _LAUNCH_BYTES)
     _launch.launch(KERNEL_FILE, kernel_expression(p.n, d), grid, (KERNEL_THREADS, 1, 1),
                    (x, y, twiddles, tiles, twiddles if table is None else table, nonfinite, args),
                    shared_bytes=1024 + tiles.nbytes + 2 * KERNEL_ELEMENTS * 8)
