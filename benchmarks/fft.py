@@ -29,8 +29,8 @@ SCHEMES = ["tf32x3", DEFAULT]
 TOTAL = 2 ** 24                       # complex values per C2C case
 C2C = [2 ** e for e in range(8, 25, 2)] + [1000, 1536, 2187, 3600, 1009, 4095, 3 * 2 ** 12, 100000]
 R2C = [2 ** 10, 2 ** 12, 2 ** 16, 2 ** 20, 2 ** 24]
-CONV = [(64, 2 ** 16, 1025, "same"), (1, 2 ** 22, 4097, "full"),    # (batch, n, taps, mode)
-        (256, 2 ** 14, 129, "same"), (1, 2 ** 24, 65, "full")]
+CONV = [(64, 2 ** 16, 1025, "same", 1), (1, 2 ** 22, 4097, "full", 1),    # (batch, n, taps, mode, filters)
+        (256, 2 ** 14, 129, "same", 1), (1, 2 ** 24, 65, "full", 1), (64, 2 ** 16, 1025, "same", 64)]
 
 
 def check_accuracy():
@@ -53,9 +53,14 @@ def rel_error(y, ref):
     return float(cupy.linalg.norm(y.astype(ref.dtype) - ref) / cupy.linalg.norm(ref))
 
 
-def record(op, name, engine, n, batch, ms, nbytes, err):
+def record(op, name, engine, n, batch, ms, nbytes, err, **extra):
     return {"op": op, "name": name, "engine": engine, "n": n, "batch": batch, "seconds": ms * 1e-3,
-            "gbps": nbytes / (ms * 1e-3) / 1e9, "rel_error": err}
+            "gbps": nbytes / (ms * 1e-3) / 1e9, "rel_error": err, **extra}
+
+
+def case_key(r):
+    """The case of a result row: its anchor is the row of the same case with engine "cufft"."""
+    return r["op"], r["n"], r.get("filters", 1)
 
 
 def fused(n, d):
@@ -100,37 +105,39 @@ def r2c_case(n, reps):
     return rows
 
 
-def conv_case(batch, n, taps, mode, reps):
+def conv_case(batch, n, taps, mode, filters, reps):
+    """``batch`` rows of ``n`` convolved with ``filters`` rows of ``taps`` (one for all, or one per row)."""
     import cupyx.scipy.signal
     rng = np.random.default_rng(taps)
     a = cupy.asarray(rng.standard_normal((batch, n)).astype(np.float32))
-    b = cupy.asarray(rng.standard_normal((1, taps)).astype(np.float32))
+    b = cupy.asarray(rng.standard_normal((filters, taps)).astype(np.float32))
     ref = cupyx.scipy.signal.fftconvolve(a.astype(np.float64), b.astype(np.float64), mode, axes=-1)
     nbytes = a.nbytes + b.nbytes + ref.size * 4
     anchor = lambda: cupyx.scipy.signal.fftconvolve(a, b, mode, axes=-1)   # noqa: E731
     ours = lambda: sp.fft.fftconvolve(a, b, mode, axes=-1)   # noqa: E731
     return [record("fftconvolve", "cupyx_fftconvolve", "cufft", n, batch, time_ms(anchor, reps), nbytes,
-                   rel_error(anchor(), ref)),
+                   rel_error(anchor(), ref), taps=taps, filters=filters),
             record("fftconvolve", DEFAULT, "public", n, batch, time_ms(ours, reps), nbytes,
-                   rel_error(ours(), ref))]
+                   rel_error(ours(), ref), taps=taps, filters=filters)]
 
 
 def misses(results):
     """fp32-class rows whose error exceeds 2x the anchor's (cuFFT / cupyx) of the same case."""
-    anchor = {(r["op"], r["n"]): r["rel_error"] for r in results if r["engine"] == "cufft"}
+    anchor = {case_key(r): r["rel_error"] for r in results if r["engine"] == "cufft"}
     return [r for r in results if r["engine"] != "cufft" and sp.dtype(r["name"]).fp32_class
-            and r["rel_error"] > 2 * anchor[(r["op"], r["n"])]]
+            and r["rel_error"] > 2 * anchor[case_key(r)]]
 
 
 def table(results):
     """Markdown table: every row with time, GB/s, speed relative to the anchor, error."""
-    anchor = {(r["op"], r["n"]): r["seconds"] for r in results if r["engine"] == "cufft"}
+    anchor = {case_key(r): r["seconds"] for r in results if r["engine"] == "cufft"}
     lines = ["| op | N x batch | name (engine) | time µs | GB/s | x cuFFT | rel. error |",
              "|---|---|---|---|---|---|---|"]
     for r in results:
-        lines.append(f"| {r['op']} | {r['n']} x {r['batch']} | {r['name']} ({r['engine']}) | "
+        op = r["op"] + (f" ({r['taps']} taps, {r['filters']} filter(s))" if "taps" in r else "")
+        lines.append(f"| {op} | {r['n']} x {r['batch']} | {r['name']} ({r['engine']}) | "
                      f"{r['seconds'] * 1e6:.0f} | {r['gbps']:.0f} | "
-                     f"{anchor[(r['op'], r['n'])] / r['seconds']:.2f} | {r['rel_error']:.1e} |")
+                     f"{anchor[case_key(r)] / r['seconds']:.2f} | {r['rel_error']:.1e} |")
     return "\n".join(lines)
 
 

@@ -173,8 +173,9 @@ struct LaunchArgs {
 // the full linear convolution at l * step + c - pad (real: both blocks); the store keeps positions in
 // [start, start + keep), at their offset from start in output rows out_stride apart. row_flags (or
 // null): a load sets row r's flag when it reads NaN or ±inf; a store writes NaN to the rows whose
-// flag or *all_flag is set, as one transform of the whole row would give.
-constexpr int LOAD_BLOCKS = 1, STORE_BLOCKS = 2, REAL_BLOCKS = 4;
+// flag or *all_flag is set, as one transform of the whole row would give. ROW_TABLE: the table that
+// multiplies the outputs on store holds B factors per row (one filter per row), not one set for all.
+constexpr int LOAD_BLOCKS = 1, STORE_BLOCKS = 2, REAL_BLOCKS = 4, ROW_TABLE = 8;
 struct Blocks {
   int io, lines, step, pad, in_length, log2_length, start, keep;
   long long in_stride, out_stride;
@@ -182,6 +183,10 @@ struct Blocks {
   const unsigned* all_flag;
   float scale;
   __device__ __forceinline__ bool real() const { return io & REAL_BLOCKS; }
+  // Where the table of block line b's row starts (ROW_TABLE), else 0.
+  __device__ __forceinline__ long long table_row(long long b) const {
+    return io & ROW_TABLE ? static_cast<long long>(static_cast<int>(b) / lines) << log2_length : 0;
+  }
   // The row of block line b, and the input position (after the pad) where its (first) block starts.
   __device__ __forceinline__ int origin(long long b, int& row) const {
     row = static_cast<int>(b) / lines;
@@ -401,7 +406,7 @@ __device__ __forceinline__ unsigned move_lines(const LineLayout& lay, const Bloc
       } else if (first + line[r] < lines) {
         long long b;
         const int within = lay.within(origin, line[r], elem[r], b);
-        const float2 z = use_table ? complex_mul(v[r], table[within]) : v[r];
+        const float2 z = use_table ? complex_mul(v[r], table[blk.table_row(b) + within]) : v[r];
         if (blk.io & STORE_BLOCKS) blk.store(y, b, within, z);
         else y[b * lay.batch_stride + within] = z;
       }

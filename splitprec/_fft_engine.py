@@ -280,7 +280,7 @@ def plan(n, d, device):
                 _to_device(spectrum, device), plan(m, d, device))
 
 
-LOAD_BLOCKS, STORE_BLOCKS, REAL_BLOCKS = 1, 2, 4   # the kernel's Blocks.io flags
+LOAD_BLOCKS, STORE_BLOCKS, REAL_BLOCKS, ROW_TABLE = 1, 2, 4, 8   # the kernel's Blocks.io flags
 # The kernel's LaunchArgs, passed by value: lines, batch_stride, in_row_stride, out_row_stride; row_flags,
 # all_flag; batch_lines, in_line_stride, in_elem_stride, out_line_stride, out_elem_stride, use_table, io,
 # block_lines, step, pad, in_length, start, keep; scale; batch_magic = ceil(2**31 / batch_lines) (C layout:
@@ -292,7 +292,8 @@ _LAUNCH_BYTES = np.dtype((np.void, _LAUNCH_ARGS.size))   # cupy passes a one-ele
 class Blocks(NamedTuple):
     """Overlap-save blocks of one launch (the kernel's ``Blocks``; :func:`overlap_save`): ``io``
     (LOAD_BLOCKS: cut from ``x``'s rows as it loads; STORE_BLOCKS: kept outputs placed in ``y``'s rows
-    as it stores; REAL_BLOCKS: real rows, two blocks per line), block lines per row, ``step`` between
+    as it stores; REAL_BLOCKS: real rows, two blocks per line; ROW_TABLE: the output factors are one
+    table of ``B`` per row), block lines per row, ``step`` between
     blocks, ``pad`` zeros in front, input row length and stride, kept positions ``[start, start +
     keep)`` and the output row stride; ``row_flags``/``all_flag``: device addresses of per-row and
     every-row NaN flags (or 0); ``scale`` multiplies the values loaded (a power of two: exact)."""
@@ -353,7 +354,7 @@ def _fused(x, y, p, d, lines, nonfinite=None, times=None, blocks=Blocks()):
     """``lines`` forward DFTs of length ``p.n`` from ``x`` into ``y`` (complex64, ``(lines, n)``
     unless ``blocks`` cut or place them) by the fused kernel, outputs times ``times`` as it stores
     them, when given. A two-step plan is one launch per step: the first reads ``x`` (and cuts the
-    blocks), the second writes ``y`` (and places them)."""
+    blocks), the second writes ``y`` (and places them, and applies ``times``)."""
     import cupy
     if p.steps is None:
         return _launch_lines(x, y, p, d, lines, (1, p.n, 0, 1, 0, 1), times, nonfinite, blocks)
@@ -361,7 +362,7 @@ def _fused(x, y, p, d, lines, nonfinite=None, times=None, blocks=Blocks()):
     n1, n2 = first.n, second.n
     z = _launch_lines(x, cupy.empty((lines, p.n), np.complex64), first, d, lines * n2,
                       (n2, p.n, 1, n2, 1, n2), table, nonfinite,
-                      blocks._replace(io=blocks.io & ~STORE_BLOCKS))
+                      blocks._replace(io=blocks.io & ~(STORE_BLOCKS | ROW_TABLE)))
     return _launch_lines(z, y, second, d, lines * n1, (n1, p.n, n2, 1, 1, n1), times, None,
                          blocks._replace(io=blocks.io & ~LOAD_BLOCKS))
 
@@ -369,17 +370,19 @@ def _fused(x, y, p, d, lines, nonfinite=None, times=None, blocks=Blocks()):
 def overlap_save(x, spectrum, pad, start, keep, d, flags):
     """Positions ``[start, start + keep)`` of the linear convolutions of the rows of ``x`` (cupy,
     ``(rows, n)`` contiguous, float32 or complex64) with a filter of ``pad + 1`` taps whose DFT of
-    length ``B``, divided by ``B``, is ``spectrum`` (complex64 ``(B,)``), by overlap-save in the
+    length ``B``, divided by ``B``, is ``spectrum`` (complex64 ``(B,)``, or ``(rows, B)``: one filter
+    per row), by overlap-save in the
     fused kernel: blocks of ``B`` values ``step = B - pad`` apart (``x`` zero-padded by ``pad`` in
     front), real rows two blocks per line as Re and Im; the first transform cuts them as it loads
     and multiplies by ``spectrum`` as it stores, the second (the circular convolution read
     backwards, ``DFT(DFT(z))[-j] = B z[j]``) places each block's last ``step`` outputs as it stores.
-    ``flags`` (uint32 ``(rows + 1,)``, zeros but for ``flags[0]``, the filter's NaN/inf flag): the
-    first transform sets ``flags[1 + r]`` when row ``r`` holds NaN or ±inf, and the second writes
-    such rows, or all when ``flags[0]`` is set, as NaN, as one transform of the whole row would.
+    ``flags`` (uint32 ``(rows + 1,)``, zeros but for ``flags[0]``, the filter's NaN/inf flag, and
+    with one filter per row the flags its rows set): the first transform sets ``flags[1 + r]`` when
+    row ``r`` holds NaN or ±inf, and the second writes such rows, or all when ``flags[0]`` is set, as
+    NaN, as one transform of the whole row would.
     """
     import cupy
-    length = spectrum.shape[0]
+    length = spectrum.shape[-1]
     p = plan(length, d, "gpu")
     rows, n = x.shape
     step = length - pad
@@ -388,16 +391,19 @@ def overlap_save(x, spectrum, pad, start, keep, d, flags):
     lines = -(-blocks // 2) if real else blocks
     geometry = Blocks(REAL_BLOCKS if real else 0, lines, step, pad, n, n, start, keep, keep,
                       flags.data.ptr + flags.itemsize, flags.data.ptr)
-    y = _fused(x, cupy.empty((rows * lines, length), np.complex64), p, d, rows * lines, times=spectrum,
-               blocks=geometry._replace(io=geometry.io | LOAD_BLOCKS))
+    per_row = ROW_TABLE if spectrum.ndim == 2 else 0
+    y = _fused(x, cupy.empty((rows * lines, length), np.complex64), p, d, rows * lines, times=spectrum.reshape(-1),
+               blocks=geometry._replace(io=geometry.io | LOAD_BLOCKS | per_row))
     return _fused(y, cupy.empty((rows, keep), x.dtype), p, d, rows * lines,
                   blocks=geometry._replace(io=geometry.io | STORE_BLOCKS))
 
 
-def padded_forward(h, length, d, nonfinite=None, scale=1.0):
+def padded_forward(h, length, d, nonfinite=None, scale=1.0, row_flags=None):
     """The forward DFT of length ``length`` of each row of ``h`` (float32 or complex64, ``(rows, n)``,
     ``n <= length``) zero-padded and times ``scale`` (a power of two: exact); on the GPU the fused
-    kernel pads and scales as it loads (a block per row). ``nonfinite``: as :func:`forward`."""
+    kernel pads and scales as it loads (a block per row). ``nonfinite``: as :func:`forward`;
+    ``row_flags`` (uint32 ``(rows,)`` on the device, fused kernel only): ``row_flags[r]`` set when
+    row ``r`` holds NaN or ±inf."""
     xp = namespace(h)
     rows, n = h.shape
     p = plan(length, d, "gpu" if xp is not np else "cpu")
@@ -408,7 +414,8 @@ def padded_forward(h, length, d, nonfinite=None, scale=1.0):
     h = xp.ascontiguousarray(h)
     io = LOAD_BLOCKS | (REAL_BLOCKS if h.dtype == np.float32 else 0)
     return _fused(h, xp.empty((rows, length), np.complex64), p, d, rows, nonfinite,
-                  blocks=Blocks(io, 1, length, 0, n, n, scale=scale))
+                  blocks=Blocks(io, 1, length, 0, n, n, row_flags=0 if row_flags is None else row_flags.data.ptr,
+                                scale=scale))
 
 
 def _steps(x, p, d, kernel, nonfinite, times=None):

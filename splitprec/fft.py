@@ -329,20 +329,25 @@ def _overlap_save(x, h, axis, length, start, keep, *, real, d):
     divided by ``length``: exact) and transformed again, which gives the circular convolution read
     backwards (``DFT(DFT(z))[-j] = length * z[j]``), whose last ``step`` values are the linear one.
     Real inputs pack two blocks per complex line, as real and imaginary parts (``h`` is real, so
-    their convolutions stay apart). One filter for every row runs in the fused kernel where it
-    applies (:func:`splitprec._fft_engine.overlap_save`: the blocks are cut as they load and placed
-    as they store); otherwise array operations cut and place them. Rows (of the broadcast batch)
-    with NaN or ±inf in ``x`` or ``h`` come out NaN, as from one transform of the whole length.
+    their convolutions stay apart). One filter for every row, or one per row of ``x``, runs in the
+    fused kernel where it applies (:func:`splitprec._fft_engine.overlap_save`: the blocks are cut as
+    they load and placed as they store); otherwise array operations cut and place them. Rows (of
+    the broadcast batch) with NaN or ±inf in ``x`` or ``h`` come out NaN, as from one transform of
+    the whole length.
     """
     xp = namespace(x, h)
     x, h = xp.moveaxis(x, axis, -1), xp.moveaxis(h, axis, -1)
     n_x, n_h = x.shape[-1], h.shape[-1]
     one_filter = all(n == 1 for n in h.shape[:-1])         # then x's batch is the batch
-    if xp is not np and one_filter and _fft_engine.runs_fused(_fft_engine.plan(length, d, "gpu")):
+    per_row = not one_filter and h.shape[:-1] == x.shape[:-1]
+    if xp is not np and (one_filter or per_row) and _fft_engine.runs_fused(_fft_engine.plan(length, d, "gpu")):
         rows = xp.ascontiguousarray(x).reshape(-1, n_x)
         flags = xp.zeros(rows.shape[0] + 1, np.uint32)         # the filter's, then one per row
-        spectrum = _block_spectrum(h, length, d, flags[:1]).reshape(length)
-        out = _fft_engine.overlap_save(rows, spectrum, n_h - 1, start, keep, d, flags)
+        taps = h.reshape(-1, n_h)
+        spectrum = _fft_engine.padded_forward(taps, length, d, None if per_row else flags[:1], 1 / length,
+                                              flags[1:] if per_row else None)
+        out = _fft_engine.overlap_save(rows, spectrum if per_row else spectrum.reshape(length), n_h - 1, start,
+                                       keep, d, flags)
         return xp.moveaxis(out.reshape(x.shape[:-1] + (keep,)), -1, axis)
     batch = np.broadcast_shapes(x.shape[:-1], h.shape[:-1])
     flag = xp.zeros(1, np.uint32) if xp is not np else None   # NaN or ±inf read from h or x

@@ -801,6 +801,32 @@ def test_gpu_overlap_save_kernel_cuts_and_places_blocks_as_the_arrays_do(n, taps
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("kind", ["r", "c"])
+@pytest.mark.parametrize("n, taps, length, mode", [(5000, 300, 1024, "same"), (40000, 3000, 16384, "full")])
+def test_gpu_overlap_save_kernel_takes_one_filter_per_row(n, taps, length, mode, kind):
+    """One filter per row (ROW_TABLE: row r's blocks times row r's spectrum, one launch per transform
+    and two): the bits of each row convolved alone; a filter row with ±inf makes its row NaN only."""
+    cp = _cupy()
+    d = sp.dtype(DEFAULT)
+    x, h = cp.asarray(_signal((3, n), kind, seed=18)), cp.asarray(_signal((3, taps), kind, seed=19))
+    full = n + taps - 1
+    keep = {"full": full, "same": n, "valid": n - taps + 1}[mode]
+    start = (full - keep) // 2
+    flags = cp.zeros(4, np.uint32)
+    spectrum = _fft_engine.padded_forward(h, length, d, scale=1 / length, row_flags=flags[1:])
+    assert not flags.any()
+    y = _fft_engine.overlap_save(x, spectrum, taps - 1, start, keep, d, flags)
+    for r in range(3):
+        alone = _fft_engine.overlap_save(x[r:r + 1], spectrum[r], taps - 1, start, keep, d, cp.zeros(2, np.uint32))
+        cp.testing.assert_array_equal(y[r], alone[0])
+    h[1, taps // 2] = np.inf
+    spectrum = _fft_engine.padded_forward(h, length, d, scale=1 / length, row_flags=flags[1:])
+    assert flags.get().tolist() == [0, 0, 1, 0]
+    y = _fft_engine.overlap_save(x, spectrum, taps - 1, start, keep, d, flags)
+    assert cp.isnan(y[1]).all() and not cp.isnan(y[[0, 2]]).any()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["r", "c"])
 @pytest.mark.parametrize("n, length", [(300, 2048), (1500, 8192)])
 def test_gpu_padded_forward_pads_as_it_loads(n, length, kind):
     """The kernel's zero padding and power-of-two scale on load give the bits of the transform of a
