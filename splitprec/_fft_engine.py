@@ -20,8 +20,9 @@ Arithmetic of one pass of radix ``r`` (``n = r * m`` at this pass):
 
 Radices are 16, 8, 4, 2 for the power-of-two part and 7, 5, 3 for the rest, largest first.
 
-A power of two ``4096 < n <= 2**24`` runs in two steps ("four-step", Bailey 1990): ``n = n1 * n2``
-with ``n2 = 256`` up to ``2**20`` and ``4096`` above (:func:`four_step_lengths`); step 1 transforms
+A length ``4096 < n <= 2**24`` with no prime factor above 7 runs in two steps ("four-step", Bailey
+1990) where it splits as ``n = n1 * n2`` with both at most 4096 (:func:`four_step_lengths`: for a
+power of two ``n2 = 256`` up to ``2**20`` and ``4096`` above, else ``n2`` nearest 256); step 1 transforms
 the ``n2`` strided lines ``x[n2 * j + c]`` (length ``n1``) by the passes above, multiplies output
 ``k1`` of line ``c`` by ``exp(-2 pi i c k1 / n)`` (float64, rounded to complex64; complex64 product);
 step 2 transforms the ``n1`` contiguous lines of length ``n2`` and stores output ``k2`` of line
