@@ -201,7 +201,7 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
 
 _TWIDDLE64 = 2.0 ** -48     # |fl64(cos/sin(-2 pi t / n)) - exact| (angle and libm rounding)
 _RADICES = (16, 8, 4, 2)
-_ODD_RADICES = (7, 5, 3)
+_ODD_RADICES = (9, 7, 5, 3)
 _STEP, _TWO_STEPS_MAX = 4096, 2 ** 24    # longest transform of one step; longest in two steps
 
 

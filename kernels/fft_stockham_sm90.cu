@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Batched forward complex FFT of length N = 2**a 3**b 5**c 7**d <= 4096 in one trip through global
 // memory: the CTA keeps FFT_ELEMENTS / N whole lines in shared memory and runs every Stockham pass
-// of splitprec/_fft_engine.py there (radices 16, 8, 4, 2, 7, 5, 3, largest first): the pass's
+// of splitprec/_fft_engine.py there (radices 16, 9, 8, 7, 5, 4, 3, 2, largest first): the pass's
 // sub-vectors times the real 2r x 2r DFT block as a split-precision product on tensor cores (wgmma,
 // the sub-vectors' parts from registers, the block's parts from shared memory), then the twiddles.
 // Lines are read and written with strides, and an optional table multiplies the outputs on store:
@@ -22,11 +22,11 @@ constexpr int CTAS_PER_SM = 2;                         // 128 registers per thre
 constexpr int TILE_ROWS = 64;        // sub-vectors of one wgmma (m64)
 
 // The radices of a length-n transform's passes as splitprec._fft_engine.factorize orders them: the
-// factors 7, 5, 3 and the power of two as 16s and one 8, 4 or 2, largest first.
+// factors 9 (while 9 divides), 7, 5, 3 and the power of two as 16s and one 8, 4 or 2, largest first.
 struct Radices {
   int count = 0, r[16] = {};
   __host__ __device__ constexpr explicit Radices(int n) {
-    for (int p = 7; p >= 3; p -= 2)
+    for (int p = 9; p >= 3; p -= 2)
       for (; n % p == 0; n /= p) r[count++] = p;
     for (int p = 16; n > 1; n /= p) {
       while (n % p) p /= 2;

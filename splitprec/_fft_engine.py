@@ -18,7 +18,8 @@ Arithmetic of one pass of radix ``r`` (``n = r * m`` at this pass):
    to complex64, in complex64 arithmetic (skipped on the last pass, where they are all 1), and
    stored transposed (Stockham autosort: no bit reversal).
 
-Radices are 16, 8, 4, 2 for the power-of-two part and 7, 5, 3 for the rest, largest first.
+Radices are 16, 8, 4, 2 for the power-of-two part and 9, 7, 5, 3 for the rest (9 while 9 divides:
+half the passes of 3s), largest first.
 
 A length ``4096 < n <= 2**24`` with no prime factor above 7 runs in two steps ("four-step", Bailey
 1990) where it splits as ``n = n1 * n2`` with both at most 4096 (:func:`four_step_lengths`: for a
@@ -60,7 +61,7 @@ from ._engine import narrow_matmul
 from .split import split
 
 RADICES = (16, 8, 4, 2)
-ODD_RADICES = (7, 5, 3)
+ODD_RADICES = (9, 7, 5, 3)
 KERNEL_FILE = "fft_stockham_sm90.cu"
 KERNEL_ELEMENTS = 4096           # complex values per CTA of the kernel (FFT_ELEMENTS)
 KERNEL_THREADS = 256

@@ -24,8 +24,8 @@ Inputs are float32 or complex64 arrays (float16 is widened exactly); float64, co
 bool inputs raise TypeError rather than being rounded silently (convert with ``.astype``). ``rfft``
 rejects complex input (numpy 2 does too). numpy arrays run on the CPU engine, cupy arrays on the GPU,
 with the same arithmetic (:mod:`splitprec._fft_engine` documents it: Stockham passes of radix 16, 8,
-4, 2, 7, 5, 3, each pass one split-precision product by the real ``2r x 2r`` DFT block; twiddles in
-float64 rounded to complex64; powers of two from 8192 to 2**24 in two steps of at most 4096;
+4, 2, 9, 7, 5, 3, each pass one split-precision product by the real ``2r x 2r`` DFT block; twiddles in
+float64 rounded to complex64; lengths from 4097 to 2**24 in two steps of at most 4096 where they split;
 Bluestein for other prime factors). ``rfft`` and ``irfft`` of even ``n`` run one complex transform
 of length ``n / 2`` on the packed pairs ``x[2j] + i x[2j+1]`` and a complex64 pre- or
 post-processing step (``accuracy.rfft_bound``); odd ``n`` runs the complex transform of length ``n``.

@@ -108,7 +108,7 @@ def test_gemm_bound_rejects_bad_arguments():
                                         (2048, [16, 16, 8]), (343, [7, 7, 7]),
                                         (2 ** 13, [16, 2, 16, 16]), (2 ** 22, [16, 16, 4, 16, 16, 16]),
                                         (2 ** 25, [16] * 6 + [2]), (3 * 2 ** 13, [16, 3, 2, 16, 16]),
-                                        (3 ** 15, [3] * 15)])
+                                        (3 ** 15, [9] * 7 + [3]), (27, [9, 3])])
 def test_fft_radices_follow_the_documented_plan(n, radices):
     assert fft_radices(n) == radices
 

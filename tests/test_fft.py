@@ -314,7 +314,7 @@ def test_dft_block_is_the_dft_matrix():
 
 @pytest.mark.parametrize("n, radices", [(4096, [16, 16, 16]), (2 ** 13, [16, 2, 16, 16]),
                                         (2 ** 22, [16, 16, 4, 16, 16, 16]), (2 ** 25, [16] * 6 + [2]),
-                                        (1000, [8, 5, 5, 5]), (105, [7, 5, 3]), (1009, None),
+                                        (1000, [8, 5, 5, 5]), (105, [7, 5, 3]), (1009, None), (2187, [9, 9, 9, 3]),
                                         (100000, [16, 5, 5, 5, 5, 5, 2]), (3 * 2 ** 12, [16, 3, 16, 16])])
 def test_factorize_takes_largest_radices_first_and_two_steps_in_order(n, radices):
     assert _fft_engine.factorize(n) == radices
@@ -606,7 +606,7 @@ def _unswizzled(tiles, base):
     return np.ascontiguousarray(bits.T).view(np.float32)
 
 
-@pytest.mark.parametrize("n, distinct", [(4096, [16]), (2048, [16, 8]), (1000, [8, 5]), (3600, [16, 5, 3]),
+@pytest.mark.parametrize("n, distinct", [(4096, [16]), (2048, [16, 8]), (1000, [8, 5]), (3600, [16, 9, 5]),
                                          (105, [7, 5, 3]), (2, [2])])
 @pytest.mark.parametrize("dtype", ["tf32x3", "bf16x9"])
 def test_kernel_blocks_hold_each_distinct_radix_once_in_pass_order(n, distinct, dtype):
