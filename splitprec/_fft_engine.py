@@ -174,8 +174,10 @@ def _hopper():
     return cupy.cuda.Device().compute_capability == "90"
 
 
+@functools.lru_cache(maxsize=None)
 def kernel_expression(n, d):
-    """The instantiation of ``fft_stockham_sm90`` for length ``n`` in scheme ``d``."""
+    """The instantiation of ``fft_stockham_sm90`` for length ``n`` in scheme ``d`` (cached: one
+    string per launch)."""
     pairs = sum(1 << (3 * i + j) for i, j in d.products)
     return f"fft_stockham_sm90<{_FORMAT_CODE[d.base]}, {d.terms}, {pairs}u, {n}>"
 
