@@ -768,6 +768,16 @@ def test_gpu_fftconvolve_either_path_within_twice_scipy_float32(n_long, n_short,
     _check_fftconvolve_within_twice_scipy_float32(n_long, n_short, kind, mode, seed, _cupy().asarray)
 
 
+def _overlap_save_case(n, taps, filters, mode, kind, seed):
+    """Three rows of ``n`` and ``filters`` rows of ``taps`` on the GPU, and the kept range
+    ``(start, keep)`` of ``mode``."""
+    cp = _cupy()
+    x, h = cp.asarray(_signal((3, n), kind, seed=seed)), cp.asarray(_signal((filters, taps), kind, seed=seed + 1))
+    full = n + taps - 1
+    keep = {"full": full, "same": n, "valid": n - taps + 1}[mode]
+    return x, h, (full - keep) // 2, keep
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("kind", ["r", "c"])
 @pytest.mark.parametrize("n, taps, length, mode", [
@@ -780,10 +790,7 @@ def test_gpu_overlap_save_kernel_cuts_and_places_blocks_as_the_arrays_do(n, taps
     every row when the filter's flag is set."""
     cp = _cupy()
     d = sp.dtype(DEFAULT)
-    x, h = cp.asarray(_signal((3, n), kind, seed=16)), cp.asarray(_signal((1, taps), kind, seed=17))
-    full = n + taps - 1
-    keep = {"full": full, "same": n, "valid": n - taps + 1}[mode]
-    start = (full - keep) // 2
+    x, h, start, keep = _overlap_save_case(n, taps, 1, mode, kind, seed=16)
     spectrum = sp.fft._block_spectrum(h, length, d)
     ref = sp.fft._overlap_save_arrays(x, spectrum, (3,), taps, start + keep, real=kind == "r", d=d, flag=None,
                                       one_filter=True)[..., start:start + keep]
@@ -807,10 +814,7 @@ def test_gpu_overlap_save_kernel_takes_one_filter_per_row(n, taps, length, mode,
     and two): the bits of each row convolved alone; a filter row with ±inf makes its row NaN only."""
     cp = _cupy()
     d = sp.dtype(DEFAULT)
-    x, h = cp.asarray(_signal((3, n), kind, seed=18)), cp.asarray(_signal((3, taps), kind, seed=19))
-    full = n + taps - 1
-    keep = {"full": full, "same": n, "valid": n - taps + 1}[mode]
-    start = (full - keep) // 2
+    x, h, start, keep = _overlap_save_case(n, taps, 3, mode, kind, seed=18)
     flags = cp.zeros(4, np.uint32)
     spectrum = _fft_engine.padded_forward(h, length, d, scale=1 / length, row_flags=flags[1:])
     assert not flags.any()
