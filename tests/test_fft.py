@@ -577,6 +577,35 @@ def test_every_fft_kernel_instantiation_compiles_with_nvrtc():
     assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, log
 
 
+def test_kernel_plans_every_length_as_the_host_does():
+    """The kernel's compile-time plan (Radices, block_offset, twiddle_offset) is the host's for every
+    length 2..4096 with no prime factor above 7: the same radices in order, each pass's DFT-block
+    parts where kernel_blocks puts them and its twiddle table where _kernel_operands concatenates
+    it; checked by static_assert in an NVRTC compile."""
+    nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
+    from test_kernels_gemm import _nvrtc_compile
+    d = sp.dtype("bf16x6")
+    asserts = []
+    for n in range(2, 4097):
+        radices = _fft_engine.factorize(n)
+        if radices is None:
+            continue
+        starts, offset = {}, 0
+        for r in dict.fromkeys(radices):
+            starts[r] = offset
+            offset += d.terms * 128 * _fft_engine.block_cols(r)
+        assert offset == 4 * _fft_engine.kernel_blocks(radices, d).size
+        tables = [step.twiddle.size if step.twiddle is not None else 0
+                  for step in _fft_engine._stockham_passes(radices, d, "cpu")]
+        asserts.append(f"static_assert(pass_count({n}) == {len(radices)} && "
+                       f"block_offset({n}, {d.terms}, {len(radices)}) == {offset});")
+        asserts += [f"static_assert(radix({n}, {i}) == {r} && block_offset({n}, {d.terms}, {i}) == {starts[r]} && "
+                    f"twiddle_offset({n}, {i}) == {sum(tables[:i])});" for i, r in enumerate(radices)]
+    assert len(asserts) > 1000
+    result, log = _nvrtc_compile(_fft_engine.KERNEL_FILE, [], "90", "\n".join(asserts) + "\n")
+    assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, log
+
+
 @pytest.mark.parametrize("base", ["tf32", "bf16"])
 @pytest.mark.parametrize("cols", [32, 16, 8])
 def test_b_tiles_hold_the_part_k_major_with_128_byte_swizzle(base, cols):

@@ -26,12 +26,14 @@ def randn(*shape):
     return rng.standard_normal(shape).astype(np.float32)
 
 
-def _nvrtc_compile(filename, expressions, arch):
-    """(result code, log) of compiling ``expressions`` of ``kernels/<filename>`` for ``sm_<arch>``."""
+def _nvrtc_compile(filename, expressions, arch, appended=""):
+    """(result code, log) of compiling ``expressions`` of ``kernels/<filename>`` (followed by the
+    source text ``appended``) for ``sm_<arch>``."""
     from cuda.bindings import nvrtc
     import nvidia
     include = os.path.join(list(nvidia.__path__)[0], "cu13", "include")
-    _, program = nvrtc.nvrtcCreateProgram(_launch.source(filename).encode(), filename.encode(), 0, [], [])
+    text = _launch.source(filename) + appended
+    _, program = nvrtc.nvrtcCreateProgram(text.encode(), filename.encode(), 0, [], [])
     for expression in expressions:
         nvrtc.nvrtcAddNameExpression(program, expression.encode())
     options = [_launch.arch_option(arch).encode(), *(o.encode() for o in _launch.OPTIONS),
