@@ -84,10 +84,12 @@ def four_step_lengths(n):
     if n & (n - 1) == 0:
         n2 = 256 if n <= 1 << 20 else KERNEL_ELEMENTS
         return n // n2, n2
+    if _single_plan(n) is None:
+        return None
     best = None
     for n2 in range(2, KERNEL_ELEMENTS + 1):
         n1 = n // n2
-        if n1 * n2 == n and n1 <= KERNEL_ELEMENTS and _single_plan(n1) and _single_plan(n2):
+        if n1 * n2 == n and n1 <= KERNEL_ELEMENTS:
             distance = abs(np.log2(n2 / 256))
             if best is None or distance < best[0]:
                 best = distance, (n1, n2)
