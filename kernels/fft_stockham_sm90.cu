@@ -123,7 +123,7 @@ struct LineOrigin {
 // element j sits at b * batch_stride + c * line_stride + j * elem_stride. A line block divides its
 // first line once (a shift for a power of two); the lines after it, c = o.line + l < 2 * 4096, by
 // the host's magic = ceil(2**31 / batch_lines): (2c * magic) >> 32 is c / batch_lines while
-// c * batch_lines < 2**31. The fields are the launch's parameters (no registers held for them).
+// c * batch_lines < 2**31 (the host computes it: no division per thread).
 struct LineLayout {
   int batch_lines;
   long long batch_stride;

@@ -299,10 +299,10 @@ class Blocks(NamedTuple):
     """Overlap-save blocks of one launch (the kernel's ``Blocks``; :func:`overlap_save`): ``io``
     (LOAD_BLOCKS: cut from ``x``'s rows as it loads; STORE_BLOCKS: kept outputs placed in ``y``'s rows
     as it stores; REAL_BLOCKS: real rows, two blocks per line; ROW_TABLE: the output factors are one
-    table of ``B`` per row), block lines per row, ``step`` between
-    blocks, ``pad`` zeros in front, input row length and stride, kept positions ``[start, start +
-    keep)`` and the output row stride; ``row_flags``/``all_flag``: device addresses of per-row and
-    every-row NaN flags (or 0); ``scale`` multiplies the values loaded (a power of two: exact)."""
+    table of ``B`` per row), block lines per row, ``step`` between blocks, ``pad`` zeros in front,
+    input row length and stride, kept positions ``[start, start + keep)`` and the output row stride;
+    ``row_flags``/``all_flag``: device addresses of per-row and every-row NaN flags (or 0); ``scale``
+    multiplies the values loaded (a power of two: exact)."""
 
     io: int = 0
     lines: int = 0
