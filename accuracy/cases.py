@@ -222,6 +222,7 @@ def _fft_cases():
     add("fft_impulse_n64", lambda r: (impulse(64, 3),), "ci", n=64)
     add("fft_wide_range_n128", lambda r: (wide_range(r, 128, 8),), "ci", n=128)
     add("fft_prime_n97", lambda r: (complex_normal(r, 97),), "ci", n=97)
+    add("fft_radix_9_7_n63", lambda r: (complex_normal(r, 63),), "ci", n=63)
     return out
 
 
