@@ -86,14 +86,12 @@ def four_step_lengths(n):
         return n // n2, n2
     if _single_plan(n) is None:
         return None
-    best = None
-    for n2 in range(2, KERNEL_ELEMENTS + 1):
-        n1 = n // n2
-        if n1 * n2 == n and n1 <= KERNEL_ELEMENTS:
-            distance = abs(np.log2(n2 / 256))
-            if best is None or distance < best[0]:
-                best = distance, (n1, n2)
-    return None if best is None else best[1]
+    splits = [(abs(np.log2(n2 / 256)), n2) for n2 in range(2, KERNEL_ELEMENTS + 1)
+              if n % n2 == 0 and n // n2 <= KERNEL_ELEMENTS]
+    if not splits:
+        return None
+    n2 = min(splits)[1]
+    return n // n2, n2
 
 
 def _single_plan(n):
