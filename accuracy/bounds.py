@@ -229,12 +229,15 @@ def fft_radices(n):
 
 def fft_two_steps(n):
     """``(n1, n2)`` of a length ``4096 < n <= 2**24`` with no prime factor above 7 run in two steps,
-    else None. A power of two: ``n2 = 256`` up to ``2**20``, else 4096. Others: both at most 4096,
-    ``n2`` nearest 256 (None if no such split: one plan)."""
+    else None. A power of two: the largest ``n2 <= min(1024, sqrt(n))`` with ``n1 <= 4096`` and
+    neither length ``2 * 16**j``, else ``n2 = n / 4096``. Others: both at most 4096, ``n2`` nearest
+    256 (None if no such split: one plan)."""
     if not _STEP < n <= _TWO_STEPS_MAX:
         return None
     if n & (n - 1) == 0:
-        n2 = 256 if n <= 2 ** 20 else _STEP
+        fits = [n2 for n2 in (2 ** e for e in range(1, 11)) if n2 * n2 <= n and n // n2 <= _STEP
+                and all(np.log2(m) % 4 != 1 for m in (n2, n // n2))]
+        n2 = max(fits) if fits else n // _STEP
         return n // n2, n2
     splits = sorted((abs(np.log2(n2 / 256)), n2) for n2 in range(2, _STEP + 1) if n % n2 == 0 and n // n2 <= _STEP)
     return (n // splits[0][1], splits[0][1]) if splits else None

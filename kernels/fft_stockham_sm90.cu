@@ -264,13 +264,14 @@ __device__ __forceinline__ void kstep_products(float (&small)[COLS / 2], float (
 }
 
 // One radix-R pass from `src` to `dst` (both (FFT_ELEMENTS,) complex in shared memory, swizzled),
-// each warpgroup taking 64 sub-vectors at a time. The line state is (n_p, q) with q = Q = N / n_p and
+// each warpgroup taking 64 sub-vectors at a time; CHECK (the first pass, which reads every value of
+// the block's lines) ORs 1 into `seen` when one of them is NaN or ±inf. The line state is (n_p, q) with q = Q = N / n_p and
 // m = n_p / R: sub-vector s = j2*q + c holds elements j1 at j1*(N/R) + s; output k1 goes to
 // j2*(R*q) + k1*q + c, times twiddle[j2*R + k1] when m > 1. Each k-step's products start at zero
 // and are promoted into float32 with round-to-nearest adds (k-step 0 lands in the sums directly).
-template <int FMT, int TERMS, unsigned PAIRS, int N, int R, int Q>
+template <int FMT, int TERMS, unsigned PAIRS, int N, int R, int Q, bool CHECK>
 __device__ __forceinline__ void stockham_pass(const float2* src, float2* dst, const float2* twiddle,
-                                              unsigned block) {
+                                              unsigned block, unsigned& seen) {
   using F = Fragment<FMT>;
   using S = Slots<N>;
   constexpr int KSTEPS = (2 * R + F::KSTEP - 1) / F::KSTEP;
@@ -304,6 +305,7 @@ __device__ __forceinline__ void stockham_pass(const float2* src, float2* dst, co
       for (int i = 0; i < 4; ++i) {
         const int j = 2 * ks + (i >> 1);
         const float2 v = c0 + STEP * j < R ? src[S::at(in[i & 1], STEP * j * SUB)] : make_float2(0.f, 0.f);
+        if constexpr (CHECK) seen |= not_finite(v.x) | not_finite(v.y);
         unsigned parts[TERMS];
         if constexpr (FMT == FMT_TF32) split_registers<FMT, TERMS>((t & 1) ? v.y : v.x, 0.f, parts);
         else split_registers<FMT, TERMS>(v.x, v.y, parts);
@@ -355,22 +357,26 @@ __device__ __forceinline__ void stockham_pass(const float2* src, float2* dst, co
 
 // Every pass from PASS on, ping-ponging between `src` and `dst`; returns the buffer that holds the
 // result. `twiddle`: every pass's table (twiddle_offset); `blocks`: the DFT-block parts (block_offset).
+// `seen`: in, this thread's NaN/inf flag of its loads; out, the CTA's, with the first pass's reads.
 template <int FMT, int TERMS, unsigned PAIRS, int N, int PASS>
-__device__ __forceinline__ float2* stockham_passes(float2* src, float2* dst, const float2* twiddle, unsigned blocks) {
+__device__ __forceinline__ float2* stockham_passes(float2* src, float2* dst, const float2* twiddle, unsigned blocks,
+                                                   unsigned& seen) {
   if constexpr (PASS == pass_count(N)) {
     return src;
   } else {
-    stockham_pass<FMT, TERMS, PAIRS, N, radix(N, PASS), pass_stride(N, PASS)>(
-        src, dst, twiddle + twiddle_offset(N, PASS), blocks + block_offset(N, TERMS, PASS));
-    __syncthreads();
-    return stockham_passes<FMT, TERMS, PAIRS, N, PASS + 1>(dst, src, twiddle, blocks);
+    stockham_pass<FMT, TERMS, PAIRS, N, radix(N, PASS), pass_stride(N, PASS), PASS == 0>(
+        src, dst, twiddle + twiddle_offset(N, PASS), blocks + block_offset(N, TERMS, PASS), seen);
+    if constexpr (PASS == 0) seen = __syncthreads_or(seen);
+    else __syncthreads();
+    return stockham_passes<FMT, TERMS, PAIRS, N, PASS + 1>(dst, src, twiddle, blocks, seen);
   }
 }
 
 // Moves one line block between global memory (lines in layout `lay`, or overlap-save blocks where
 // `blk` says so) and shared memory, IO_BATCH values in flight at a time: LOAD reads x (zeros past the
-// last line) and returns 1 if a value was NaN or ±inf; otherwise writes y, times table[offset in the
-// batch] when use_table. Slots past the block's whole lines (N not a power of two) stay unused.
+// last line) and returns 1 if a value was NaN or ±inf (lines in a layout load by load_lines_async);
+// otherwise writes y, times table[offset in the batch] when use_table. Slots past the block's whole
+// lines (N not a power of two) stay unused.
 template <int N, bool LOAD>
 __device__ __forceinline__ unsigned move_lines(const LineLayout& lay, const Blocks& blk, const float2* x, float2* y,
                                                float2* smem, long long first, long long lines, const float2* table,
@@ -415,34 +421,60 @@ __device__ __forceinline__ unsigned move_lines(const LineLayout& lay, const Bloc
   return seen;
 }
 
-// The same for line blocks that are N values per line back to back, 16-byte aligned (x + first*N
-// or y + first*N; N even): two values per float4, no layout arithmetic.
-template <int N, bool LOAD>
-__device__ __forceinline__ unsigned move_pairs(const float2* x, float2* y, float2* smem, long long first,
-                                               long long lines) {
-  const long long count = (lines - first < FFT_ELEMENTS / N ? lines - first : FFT_ELEMENTS / N) * N / 2;
-  unsigned seen = 0;
+// Value pairs of a line block that is N values per line back to back, 16-byte aligned (x + first*N
+// or y + first*N; N even): the number of pairs of its lines (zeros past the last line).
+template <int N>
+__device__ __forceinline__ int block_pairs(long long first, long long lines) {
+  return static_cast<int>((lines - first < FFT_ELEMENTS / N ? lines - first : FFT_ELEMENTS / N) * N / 2);
+}
+
+// Starts the copies of one line block (layout `lay`; zeros past the last line) into shared memory,
+// one commit group: they run while the block before it is stored, and copy_async_wait<0> and a
+// barrier make them visible. `contiguous` (LineLayout::contiguous): two values per 16-byte copy.
+template <int N>
+__device__ __forceinline__ void load_lines_async(const LineLayout& lay, const float2* x, float2* smem,
+                                                 long long first, long long lines, bool contiguous) {
+  constexpr int USED = FFT_ELEMENTS / N * N;                // values of the block's whole lines
+  if (contiguous) {
+    const int count = block_pairs<N>(first, lines);
+#pragma unroll
+    for (int r = 0; r < PER_THREAD / 2; ++r) {
+      const int p = threadIdx.x + r * THREADS;
+      copy_async<16>(smem + swizzle(2 * p), x + first * N + (p < count ? 2 * p : 0), p < count);
+    }
+  } else {
+    const LineOrigin origin = lay.origin(first);
+#pragma unroll 4
+    for (int r = 0; r < PER_THREAD; ++r) {
+      const int i = threadIdx.x + r * THREADS;
+      if (USED < FFT_ELEMENTS && i >= USED) break;
+      int line, elem;
+      io_slot<N>(i, lay.lines_fast(), line, elem);
+      long long b;
+      const int within = lay.within(origin, line, elem, b);
+      const bool valid = first + line < lines;
+      copy_async<8>(smem + swizzle(line * N + elem), valid ? x + b * lay.batch_stride + within : x, valid);
+    }
+  }
+  copy_async_commit();
+}
+
+// Stores a line block of N values per line back to back, 16-byte aligned (y + first*N; N even): two
+// values per float4, no layout arithmetic.
+template <int N>
+__device__ __forceinline__ void store_pairs(float2* y, const float2* smem, long long first, long long lines) {
+  const int count = block_pairs<N>(first, lines);
 #pragma unroll 1
   for (int r0 = 0; r0 < PER_THREAD / 2; r0 += IO_BATCH / 2) {
     float4 v[IO_BATCH / 2];
 #pragma unroll
-    for (int r = 0; r < IO_BATCH / 2; ++r) {
-      const int p = threadIdx.x + (r0 + r) * THREADS;
-      if constexpr (LOAD) v[r] = p < count ? reinterpret_cast<const float4*>(x + first * N)[p] : make_float4(0.f, 0.f, 0.f, 0.f);
-      else v[r] = *reinterpret_cast<const float4*>(smem + swizzle(2 * p));
-    }
+    for (int r = 0; r < IO_BATCH / 2; ++r) v[r] = *reinterpret_cast<const float4*>(smem + swizzle(2 * (threadIdx.x + (r0 + r) * THREADS)));
 #pragma unroll
     for (int r = 0; r < IO_BATCH / 2; ++r) {
       const int p = threadIdx.x + (r0 + r) * THREADS;
-      if constexpr (LOAD) {
-        seen |= not_finite(v[r].x) | not_finite(v[r].y) | not_finite(v[r].z) | not_finite(v[r].w);
-        *reinterpret_cast<float4*>(smem + swizzle(2 * p)) = v[r];
-      } else if (p < count) {
-        reinterpret_cast<float4*>(y + first * N)[p] = v[r];
-      }
+      if (p < count) reinterpret_cast<float4*>(y + first * N)[p] = v[r];
     }
   }
-  return seen;
 }
 
 // x, y: the lines (layout and blocks in `a`); twiddle: the passes' (m, R) tables with m > 1, in pass
@@ -477,17 +509,31 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
   const long long line_blocks = (lines + LINES - 1) / LINES;
   const bool in_contiguous = N % 2 == 0 && !(io & LOAD_BLOCKS) && in.contiguous(x, N);
   const bool out_contiguous = N % 2 == 0 && !(io & STORE_BLOCKS) && !a.use_table && out.contiguous(y, N);
+  // Loads line block `block` into `buffer` (nothing past the last block): asynchronous copies for
+  // lines in a layout, else (overlap-save blocks) loads that return this thread's NaN/inf flag.
+  const auto load = [&](long long block, float2* buffer) -> unsigned {
+    if (block >= line_blocks) return 0;
+    if (io & LOAD_BLOCKS) return move_lines<N, true>(in, blk, x, nullptr, buffer, block * LINES, lines, nullptr, 0);
+    load_lines_async<N>(in, x, buffer, block * LINES, lines, in_contiguous);
+    return 0;
+  };
+  // The passes leave the result in buffer `loaded ^ ODD` of the two; the other one is free after the
+  // last pass's barrier, and the next block loads into it while this one is stored (the next
+  // iteration's barrier orders the stores' reads before its passes).
+  constexpr int ODD = pass_count(N) % 2;
+  int loaded = 0;                                           // buffer of the next line block
+  unsigned seen = load(blockIdx.x, smem);
 #pragma unroll 1
   for (long long block = blockIdx.x; block < line_blocks; block += gridDim.x) {
     const long long first = block * LINES;                 // first line
-    // Line blocks move a batch of values in flight at a time (loads first, then their stores).
-    const unsigned seen = in_contiguous ? move_pairs<N, true>(x, nullptr, smem, first, lines)
-                                        : move_lines<N, true>(in, blk, x, nullptr, smem, first, lines, nullptr, 0);
-    // The barrier also orders the DFT blocks' copy before the first wgmma.
-    if (__syncthreads_or(seen) && nonfinite && threadIdx.x == 0) atomicOr(nonfinite, 1u);
-    float2* result = stockham_passes<FMT, TERMS, PAIRS, N, 0>(smem, smem + FFT_ELEMENTS, twiddle, shared_address(base));
-    if (out_contiguous) move_pairs<N, false>(nullptr, y, result, first, lines);
+    copy_async_wait<0>();
+    __syncthreads();   // the line block in shared memory; the first time, the DFT blocks too
+    float2* const result = stockham_passes<FMT, TERMS, PAIRS, N, 0>(
+        smem + loaded * FFT_ELEMENTS, smem + (loaded ^ 1) * FFT_ELEMENTS, twiddle, shared_address(base), seen);
+    if (seen && nonfinite && threadIdx.x == 0) atomicOr(nonfinite, 1u);
+    loaded ^= ODD ^ 1;
+    seen = load(block + gridDim.x, smem + loaded * FFT_ELEMENTS);
+    if (out_contiguous) store_pairs<N>(y, result, first, lines);
     else move_lines<N, false>(out, blk, nullptr, y, result, first, lines, table, a.use_table);
-    __syncthreads();   // the buffers are refilled by the next line block
   }
 }

@@ -136,7 +136,7 @@ gemm_split_sm80(const char* a,          // parts of A: TERMS x (batch, m, k_chun
       const bool valid = g < (is_a ? m : n);
       const char* base = is_a ? a_base + t * a_term : b_base + t * b_term;
       const char* src = valid ? base + g * row_bytes + (kb * BLOCK_CHUNKS + chunk) * CHUNK : base;
-      copy_async_16(stage + (t * (BM + BN) + row) * ROW_CHUNKS + chunk, src, valid);
+      copy_async<16>(stage + (t * (BM + BN) + row) * ROW_CHUNKS + chunk, src, valid);
     }
   };
 

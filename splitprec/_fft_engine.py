@@ -23,7 +23,7 @@ half the passes of 3s), largest first.
 
 A length ``4096 < n <= 2**24`` with no prime factor above 7 runs in two steps ("four-step", Bailey
 1990) where it splits as ``n = n1 * n2`` with both at most 4096 (:func:`four_step_lengths`: for a
-power of two ``n2 = 256`` up to ``2**20`` and ``4096`` above, else ``n2`` nearest 256); step 1 transforms
+power of two ``n2`` at most 1024 and ``sqrt(n)`` where it can be, else ``n2`` nearest 256); step 1 transforms
 the ``n2`` strided lines ``x[n2 * j + c]`` (length ``n1``) by the passes above, multiplies output
 ``k1`` of line ``c`` by ``exp(-2 pi i c k1 / n)`` (float64, rounded to complex64; complex64 product);
 step 2 transforms the ``n1`` contiguous lines of length ``n2`` and stores output ``k2`` of line
@@ -75,15 +75,14 @@ FOUR_STEP_MAX = 1 << 24          # longest power of two run in two steps of at m
 def four_step_lengths(n):
     """``(n1, n2)`` of the two-step plan of length ``n``, or None (a single Stockham plan).
 
-    A power of two ``4096 < n <= 2**24``: ``n2 = 256`` up to ``2**20``, else 4096. Other lengths in
-    that range with no prime factor above 7: the split into two lengths of at most 4096 with ``n2``
-    nearest 256, if there is one.
+    A power of two ``4096 < n <= 2**24``: :func:`_power_of_two_split`. Other lengths in that range
+    with no prime factor above 7: the split into two lengths of at most 4096 with ``n2`` nearest
+    256, if there is one.
     """
     if not KERNEL_ELEMENTS < n <= FOUR_STEP_MAX:
         return None
     if n & (n - 1) == 0:
-        n2 = 256 if n <= 1 << 20 else KERNEL_ELEMENTS
-        return n // n2, n2
+        return _power_of_two_split(n)
     if _single_plan(n) is None:
         return None
     splits = [(abs(np.log2(n2 / 256)), n2) for n2 in range(2, KERNEL_ELEMENTS + 1)
@@ -92,6 +91,19 @@ def four_step_lengths(n):
         return None
     n2 = min(splits)[1]
     return n // n2, n2
+
+
+def _power_of_two_split(n):
+    """``(n1, n2)`` of a power of two ``4096 < n <= 2**24``: the largest ``n2 <= min(1024, sqrt(n))``
+    with ``n1 <= 4096`` where neither length is ``2 * 16**j`` (a radix-2 pass, half of its block
+    idle), else ``n2 = n / 4096``. Step 2 stores its lines strided (``k1 + n1 * k2``): with ``n2 <=
+    1024`` a CTA holds at least four adjacent ones, whole 32-byte sectors. This was the fastest
+    split of every power of two from 2**13 to 2**24 on the H200 (``benchmarks/fft_splits.py``)."""
+    log2n = n.bit_length() - 1
+    for e in range(min(10, log2n // 2), 0, -1):
+        if log2n - e <= 12 and e % 4 != 1 and (log2n - e) % 4 != 1:
+            return n >> e, 1 << e
+    return KERNEL_ELEMENTS, n // KERNEL_ELEMENTS
 
 
 def _single_plan(n):

@@ -312,20 +312,21 @@ def test_dft_block_is_the_dft_matrix():
         assert _rel(y, naive) <= 2 * _rel(scipy_fft.fft(x), naive)
 
 
-@pytest.mark.parametrize("n, radices", [(4096, [16, 16, 16]), (2 ** 13, [16, 2, 16, 16]),
-                                        (2 ** 22, [16, 16, 4, 16, 16, 16]), (2 ** 25, [16] * 6 + [2]),
+@pytest.mark.parametrize("n, radices", [(4096, [16, 16, 16]), (2 ** 13, [16, 8, 16, 4]),
+                                        (2 ** 22, [16, 16, 16, 16, 16, 4]), (2 ** 25, [16] * 6 + [2]),
                                         (1000, [8, 5, 5, 5]), (105, [7, 5, 3]), (1009, None), (2187, [9, 9, 9, 3]),
                                         (100000, [16, 5, 5, 5, 5, 5, 2]), (3 * 2 ** 12, [16, 3, 16, 16])])
 def test_factorize_takes_largest_radices_first_and_two_steps_in_order(n, radices):
     assert _fft_engine.factorize(n) == radices
 
 
-@pytest.mark.parametrize("n, lengths", [(4096, None), (2 ** 13, (32, 256)), (2 ** 20, (4096, 256)),
-                                        (2 ** 21, (512, 4096)), (2 ** 24, (4096, 4096)), (2 ** 25, None),
+@pytest.mark.parametrize("n, lengths", [(4096, None), (2 ** 13, (128, 64)), (2 ** 14, (128, 128)),
+                                        (2 ** 17, (1024, 128)), (2 ** 20, (1024, 1024)), (2 ** 21, (2048, 1024)),
+                                        (2 ** 23, (4096, 2048)), (2 ** 24, (4096, 4096)), (2 ** 25, None),
                                         (3 * 2 ** 12, (48, 256)), (100000, (400, 250)), (44100, (175, 252)),
                                         (9 * 2 ** 20, (4096, 2304)), (3 ** 15, None), (1009 * 4096, None)])
 def test_four_step_lengths_fit_one_step_each(n, lengths):
-    """Powers of two by the fixed rule; other lengths into two of at most 4096 with n2 nearest 256,
+    """Powers of two with n2 <= min(1024, sqrt n) and no radix-2 pass where they can; other lengths into two of at most 4096 with n2 nearest 256,
     none where no such split exists (3**15) or a prime above 7 divides n (Bluestein)."""
     assert _fft_engine.four_step_lengths(n) == lengths
 
@@ -343,8 +344,8 @@ def test_four_step_decomposition_is_exact_in_complex128(n):
 
 
 def test_four_step_plan_runs_its_two_steps():
-    """The length-2**13 transform is, bit for bit, the length-32 transforms of the strided lines,
-    the complex64 twiddle product, then the length-256 transforms, stored transposed."""
+    """The length-2**13 transform is, bit for bit, the length-128 transforms of the strided lines,
+    the complex64 twiddle product, then the length-64 transforms, stored transposed."""
     d, (n1, n2) = sp.dtype(DEFAULT), _fft_engine.four_step_lengths(2 ** 13)
     x = _signal((3, n1 * n2), "c", seed=12)
     z = _fft_engine.forward(np.ascontiguousarray(x.reshape(3, n1, n2).transpose(0, 2, 1)), d)
