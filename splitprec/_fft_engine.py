@@ -32,8 +32,9 @@ last followed by one twiddle product, as in a single Stockham plan (:func:`facto
 
 A size with any other prime factor runs Bluestein's chirp-z algorithm: ``X_k = w_k * sum_j (x_j w_j)
 conj(w)_{k-j}`` with the chirp ``w_j = exp(-pi i j^2 / n)`` (float64, rounded to complex64), the
-convolution done by two power-of-two transforms of length ``m >= 2n - 1`` of this same engine and a
-complex64 product with the chirp's spectrum (computed in float64, divided by ``m``, rounded once).
+convolution done by two forward power-of-two transforms of length ``m >= 2n - 1`` of this same
+engine, read backwards (``DFT(DFT(z))[-k] = m z[k]``), with a complex64 product by the chirp's
+spectrum (computed in float64, divided by ``m``, rounded once) after the first.
 
 On Hopper GPUs, lengths 2..4096 with no prime factor above 7 in schemes of tf32 or bf16 parts
 without scaling run all their passes in one kernel, ``kernels/fft_stockham_sm90.cu`` (one read and
@@ -168,6 +169,7 @@ class Plan:
     chirp: object = None       # complex64 (n,): exp(-pi i j^2 / n)
     spectrum: object = None    # complex64 (m,): FFT_m of the conjugate chirp, divided by m
     inner: object = None       # Plan of length m
+    chirp_back: object = None  # complex64 (m,): chirp[-j mod m] where that index is below n, else 0
     kernel: object = None      # (B fragments, twiddles) device arrays of the fused kernel, or None
     steps: object = None       # two-step plan: (Plan of n1, Plan of n2, complex64 twiddles (n1, n2))
 
@@ -292,8 +294,10 @@ def plan(n, d, device):
     kernel[:n] = np.conj(chirp)
     kernel[m - n + 1:] = np.conj(chirp[1:][::-1])
     spectrum = (np.fft.fft(kernel) / m).astype(np.complex64)
-    return Plan(n, (), _to_device(chirp.astype(np.complex64), device),
-                _to_device(spectrum, device), plan(m, d, device))
+    back = np.zeros(m, np.complex128)
+    back[0], back[m - n + 1:] = chirp[0], chirp[1:][::-1]
+    return Plan(n, (), _to_device(chirp.astype(np.complex64), device), _to_device(spectrum, device),
+                plan(m, d, device), chirp_back=_to_device(back.astype(np.complex64), device))
 
 
 LOAD_BLOCKS, STORE_BLOCKS, REAL_BLOCKS, ROW_TABLE = 1, 2, 4, 8   # the kernel's Blocks.io flags
@@ -505,9 +509,11 @@ def forward(x, d, *, kernel=True, nonfinite=None, times=None):
     m = p.inner.n
     a = xp.zeros((lines.shape[0], m), np.complex64)
     a[:, :n] = lines * p.chirp
-    spectrum = _stockham(a, p.inner, d, kernel, nonfinite) * p.spectrum
-    conv = xp.conj(_stockham(xp.conj(spectrum), p.inner, d, kernel))
-    y = conv[:, :n] * p.chirp
+    # DFT_m(DFT_m(a) * spectrum)[-k] is the convolution at k (spectrum holds the 1/m): both
+    # transforms are forward, the products ride on their stores, and the result is read backwards.
+    z = _stockham(_stockham(a, p.inner, d, kernel, nonfinite, times=p.spectrum), p.inner, d, kernel,
+                  times=p.chirp_back)
+    y = xp.concatenate((z[:, :1], z[:, :m - n:-1]), axis=1)
     return (y if times is None else y * times).reshape(x.shape)
 
 
