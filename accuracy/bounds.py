@@ -200,7 +200,6 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
 # ---- FFT (docs/bounds.md, "FFT") ------------------------------------------------------------
 
 _TWIDDLE64 = 2.0 ** -48     # |fl64(cos/sin(-2 pi t / n)) - exact| (angle and libm rounding)
-_RADICES = (16, 8, 4, 2)
 _ODD_RADICES = (9, 7, 5, 3)
 _STEP, _TWO_STEPS_MAX = 4096, 2 ** 24    # longest transform of one step; longest in two steps
 
@@ -208,7 +207,8 @@ _STEP, _TWO_STEPS_MAX = 4096, 2 ** 24    # longest transform of one step; longes
 def fft_radices(n):
     """Radices of splitprec.fft's passes for length ``n``, in the order they run; None: Bluestein.
 
-    Stockham passes take the largest radices first; ``4096 < n <= 2**24`` runs two steps where
+    Stockham passes take the largest radices first (powers of two: 16s, a 16 and a 2 or 4 left as
+    8, 4 or 8, 8); ``4096 < n <= 2**24`` runs two steps where
     :func:`fft_two_steps` splits it, ``n1 = n / n2`` then ``n2``, each by its own passes, the
     twiddles ``exp(-2 pi i c k1 / n)`` between them (section "FFT", two steps).
     """
@@ -217,10 +217,13 @@ def fft_radices(n):
         while rest % r == 0:
             radices.append(r)
             rest //= r
-    while rest > 1 and rest % 2 == 0:
-        r = next(r for r in _RADICES if rest % r == 0)
-        radices.append(r)
-        rest //= r
+    twos = 0
+    while rest % 2 == 0:
+        twos, rest = twos + 1, rest // 2
+    power = [16] * (twos // 4) + ([2 ** (twos % 4)] if twos % 4 else [])
+    if twos >= 4 and twos % 4 in (1, 2):       # a 16 and a 2 or 4 run as 8, 4 or 8, 8
+        power = power[:-2] + [8, 2 ** (twos % 4 + 1)]
+    radices += power
     if rest != 1:
         return None
     steps = fft_two_steps(n)

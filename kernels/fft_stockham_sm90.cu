@@ -22,16 +22,25 @@ constexpr int CTAS_PER_SM = 2;                         // 128 registers per thre
 constexpr int TILE_ROWS = 64;        // sub-vectors of one wgmma (m64)
 
 // The radices of a length-n transform's passes as splitprec._fft_engine.factorize orders them: the
-// factors 9 (while 9 divides), 7, 5, 3 and the power of two as 16s and one 8, 4 or 2, largest first.
+// factors 9 (while 9 divides), 7, 5, 3 and the power of two as 16s and one 8, 4 or 2 (a 16 and a 4
+// or 2 as 8, 8 or 8, 4), largest first.
 struct Radices {
   int count = 0, r[16] = {};
   __host__ __device__ constexpr explicit Radices(int n) {
     for (int p = 9; p >= 3; p -= 2)
       for (; n % p == 0; n /= p) r[count++] = p;
-    for (int p = 16; n > 1; n /= p) {
-      while (n % p) p /= 2;
-      r[count++] = p;
+    int twos = 0;
+    for (; n % 2 == 0; n /= 2) ++twos;
+    int sixteens = twos / 4;
+    const int rest = twos % 4;
+    if (sixteens > 0 && (rest == 1 || rest == 2)) {
+      --sixteens;
+      r[count++] = 8;
+      r[count++] = 2 << rest;
+    } else if (rest > 0) {
+      r[count++] = 1 << rest;
     }
+    for (; sixteens > 0; --sixteens) r[count++] = 16;
     for (int i = 1; i < count; ++i)
       for (int j = i; j > 0 && r[j - 1] < r[j]; --j) {
         const int t = r[j];

@@ -104,10 +104,10 @@ def test_gemm_bound_rejects_bad_arguments():
         gemm_bound(a, a.T, "bf16x9", "gpu", k_block=0)
 
 
-@pytest.mark.parametrize("n, radices", [(1, []), (64, [16, 4]), (60, [5, 4, 3]), (97, None),
+@pytest.mark.parametrize("n, radices", [(1, []), (64, [8, 8]), (1024, [16, 8, 8]), (512, [16, 8, 4]), (60, [5, 4, 3]), (97, None),
                                         (2048, [16, 16, 8]), (343, [7, 7, 7]),
-                                        (2 ** 13, [16, 8, 16, 4]), (2 ** 22, [16, 16, 16, 16, 16, 4]),
-                                        (2 ** 25, [16] * 6 + [2]), (3 * 2 ** 13, [16, 3, 2, 16, 16]),
+                                        (2 ** 13, [16, 8, 8, 8]), (2 ** 22, [16, 16, 16, 16, 8, 8]),
+                                        (2 ** 25, [16] * 5 + [8, 4]), (3 * 2 ** 13, [8, 4, 3, 16, 16]),
                                         (3 ** 15, [9] * 7 + [3]), (27, [9, 3])])
 def test_fft_radices_follow_the_documented_plan(n, radices):
     assert fft_radices(n) == radices

@@ -312,8 +312,8 @@ def test_dft_block_is_the_dft_matrix():
         assert _rel(y, naive) <= 2 * _rel(scipy_fft.fft(x), naive)
 
 
-@pytest.mark.parametrize("n, radices", [(4096, [16, 16, 16]), (2 ** 13, [16, 8, 16, 4]),
-                                        (2 ** 22, [16, 16, 16, 16, 16, 4]), (2 ** 25, [16] * 6 + [2]),
+@pytest.mark.parametrize("n, radices", [(4096, [16, 16, 16]), (2 ** 13, [16, 8, 8, 8]),
+                                        (2 ** 22, [16, 16, 16, 16, 8, 8]), (2 ** 25, [16] * 5 + [8, 4]),
                                         (1000, [8, 5, 5, 5]), (105, [7, 5, 3]), (1009, None), (2187, [9, 9, 9, 3]),
                                         (100000, [16, 5, 5, 5, 5, 5, 2]), (3 * 2 ** 12, [16, 3, 16, 16])])
 def test_factorize_takes_largest_radices_first_and_two_steps_in_order(n, radices):
