@@ -274,9 +274,9 @@ __device__ __forceinline__ void kstep_products(float (&small)[COLS / 2], float (
 
 // One radix-R pass from `src` to `dst` (both (FFT_ELEMENTS,) complex in shared memory, swizzled),
 // each warpgroup taking 64 sub-vectors at a time; CHECK (the first pass, which reads every value of
-// the block's lines) ORs 1 into `seen` when one of them is NaN or ±inf. The line state is (n_p, q) with q = Q = N / n_p and
-// m = n_p / R: sub-vector s = j2*q + c holds elements j1 at j1*(N/R) + s; output k1 goes to
-// j2*(R*q) + k1*q + c, times twiddle[j2*R + k1] when m > 1. Each k-step's products start at zero
+// the block's lines) ORs 1 into `seen` when one of them is NaN or ±inf. The line state is (n_p, q)
+// with q = Q = N / n_p and m = n_p / R: sub-vector s = j2*q + c holds elements j1 at j1*(N/R) + s;
+// output k1 goes to j2*(R*q) + k1*q + c, times twiddle[j2*R + k1] when m > 1. Each k-step's products start at zero
 // and are promoted into float32 with round-to-nearest adds (k-step 0 lands in the sums directly).
 template <int FMT, int TERMS, unsigned PAIRS, int N, int R, int Q, bool CHECK>
 __device__ __forceinline__ void stockham_pass(const float2* src, float2* dst, const float2* twiddle,
@@ -477,7 +477,8 @@ __device__ __forceinline__ void store_pairs(float2* y, const float2* smem, long 
   for (int r0 = 0; r0 < PER_THREAD / 2; r0 += IO_BATCH / 2) {
     float4 v[IO_BATCH / 2];
 #pragma unroll
-    for (int r = 0; r < IO_BATCH / 2; ++r) v[r] = *reinterpret_cast<const float4*>(smem + swizzle(2 * (threadIdx.x + (r0 + r) * THREADS)));
+    for (int r = 0; r < IO_BATCH / 2; ++r)
+      v[r] = *reinterpret_cast<const float4*>(smem + swizzle(2 * (threadIdx.x + (r0 + r) * THREADS)));
 #pragma unroll
     for (int r = 0; r < IO_BATCH / 2; ++r) {
       const int p = threadIdx.x + (r0 + r) * THREADS;

@@ -99,9 +99,11 @@ def four_step_lengths(n):
 
 def _power_of_two_split(n):
     """``(n1, n2)`` of a power of two ``4096 < n <= 2**24``: the largest ``n2 <= min(1024, sqrt(n))``
-    with ``n1 <= 4096`` where neither length is ``2 * 16**j`` (whose plan ends in a radix-4 pass), else ``n2 = n / 4096``. Step 2 stores its lines strided (``k1 + n1 * k2``): with ``n2 <=
-    1024`` a CTA holds at least four adjacent ones, whole 32-byte sectors. This was the fastest
-    split of every power of two from 2**13 to 2**24 on the H200 (``benchmarks/fft_splits.py``)."""
+    with ``n1 <= 4096`` where neither length is ``2 * 16**j``, else ``n2 = n / 4096``. Step 2 stores
+    its lines strided (``k1 + n1 * k2``): with ``n2 <= 1024`` a CTA holds at least four adjacent
+    ones, whole 32-byte sectors. Timed on the H200 (``benchmarks/fft_splits.py``), it is the fastest
+    split of each power of two from 2**13 to 2**24 or within 3% of it, but for 2**22 (2048 * 2048
+    measured faster in two of three runs)."""
     log2n = n.bit_length() - 1
     for e in range(min(10, log2n // 2), 0, -1):
         if log2n - e <= 12 and e % 4 != 1 and (log2n - e) % 4 != 1:
