@@ -382,10 +382,10 @@ __device__ __forceinline__ float2* stockham_passes(float2* src, float2* dst, con
 }
 
 // Moves one line block between global memory (lines in layout `lay`, or overlap-save blocks where
-// `blk` says so) and shared memory, IO_BATCH values in flight at a time: LOAD reads x (zeros past the
-// last line) and returns 1 if a value was NaN or ±inf (lines in a layout load by load_lines_async);
-// otherwise writes y, times table[offset in the batch] when use_table. Slots past the block's whole
-// lines (N not a power of two) stay unused.
+// `blk` says so) and shared memory, IO_BATCH values in flight at a time: LOAD reads overlap-save
+// blocks from x (zeros past the last line; lines in a layout load by load_lines_async) and returns 1
+// if a value was NaN or ±inf; otherwise writes y, times table[offset in the batch] when use_table.
+// Slots past the block's whole lines (N not a power of two) stay unused.
 template <int N, bool LOAD>
 __device__ __forceinline__ unsigned move_lines(const LineLayout& lay, const Blocks& blk, const float2* x, float2* y,
                                                float2* smem, long long first, long long lines, const float2* table,
@@ -405,8 +405,7 @@ __device__ __forceinline__ unsigned move_lines(const LineLayout& lay, const Bloc
         long long b;
         const int within = lay.within(origin, line[r], elem[r], b);
         v[r] = (USED < FFT_ELEMENTS && i >= USED) || first + line[r] >= lines ? make_float2(0.f, 0.f)
-               : blk.io & LOAD_BLOCKS ? blk.load(x, b, within)
-                                      : x[b * lay.batch_stride + within];
+                                                                            : blk.load(x, b, within);
       } else {
         v[r] = smem[swizzle(line[r] * N + elem[r])];
       }
