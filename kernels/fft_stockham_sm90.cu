@@ -253,14 +253,15 @@ __device__ __forceinline__ void split_registers(float x0, float x1, unsigned (&r
   }
 }
 
-// One k-step of every product of the pass into `small` (i + j > 0, smallest first, one tensor-core
-// chain; untouched when PAIRS has no such product) and `big` (hi * hi), both started at zero: wgmma
-// of the sub-vectors' parts (registers) by the DFT block's parts at shared address `block` (part j
-// at block + j * 128 * COLS).
+// K-step ks of every product of the pass into `small` (i + j > 0, smallest first; untouched when
+// PAIRS has no such product) and `big` (hi * hi), both started at zero unless `chained`: wgmma of
+// the sub-vectors' parts (registers) by the DFT block's parts at shared address `block` (part j at
+// block + j * 128 * COLS).
 template <int FMT, int TERMS, unsigned PAIRS, int COLS, int KSTEPS>
 __device__ __forceinline__ void kstep_products(float (&small)[COLS / 2], float (&big)[COLS / 2],
-                                               const unsigned (&a)[TERMS][KSTEPS][4], unsigned block, int ks) {
-  int accumulate = 0;
+                                               const unsigned (&a)[TERMS][KSTEPS][4], unsigned block, int ks,
+                                               int chained) {
+  int accumulate = chained;
 #pragma unroll
   for (int i = TERMS - 1; i >= 0; --i)
 #pragma unroll
@@ -269,99 +270,159 @@ __device__ __forceinline__ void kstep_products(float (&small)[COLS / 2], float (
         wgmma_rs<FMT, COLS>(small, a[i][ks], swizzled_descriptor(block + j * 128 * COLS + ks * 32), accumulate);
         accumulate = 1;
       }
-  wgmma_rs<FMT, COLS>(big, a[0][ks], swizzled_descriptor(block + ks * 32), 0);
+  wgmma_rs<FMT, COLS>(big, a[0][ks], swizzled_descriptor(block + ks * 32), chained);
 }
 
 // One radix-R pass from `src` to `dst` (both (FFT_ELEMENTS,) complex in shared memory, swizzled),
-// each warpgroup taking 64 sub-vectors at a time; CHECK (the first pass, which reads every value of
+// each warpgroup taking 64 sub-vectors (a tile) at a time and, where registers allow (OVERLAP),
+// splitting its next tile's sub-vectors while the tensor cores multiply the current one; CHECK (the first pass, which reads every value of
 // the block's lines) ORs 1 into `seen` when one of them is NaN or ±inf. The line state is (n_p, q)
 // with q = Q = N / n_p and m = n_p / R: sub-vector s = j2*q + c holds elements j1 at j1*(N/R) + s;
-// output k1 goes to j2*(R*q) + k1*q + c, times twiddle[j2*R + k1] when m > 1. Each k-step's products start at zero
-// and are promoted into float32 with round-to-nearest adds (k-step 0 lands in the sums directly).
+// output k1 goes to j2*(R*q) + k1*q + c, times twiddle[j2*R + k1] when m > 1. hi * hi and the small
+// products each run tensor-core chains of CHAIN k-steps (k = 2R in one chain for bf16, 16 values
+// of k for tf32, whose k8 steps truncate twice as often), added with round-to-nearest.
 template <int FMT, int TERMS, unsigned PAIRS, int N, int R, int Q, bool CHECK>
-__device__ __forceinline__ void stockham_pass(const float2* src, float2* dst, const float2* twiddle,
-                                              unsigned block, unsigned& seen) {
+struct StockhamPass {
   using F = Fragment<FMT>;
   using S = Slots<N>;
-  constexpr int KSTEPS = (2 * R + F::KSTEP - 1) / F::KSTEP;
-  constexpr int COLS = block_cols(R);                       // wgmma n: (Re, Im) of each output
-  constexpr int SUB = N / R;                                // sub-vectors per line
-  constexpr int ROWS = FFT_ELEMENTS / N * SUB;              // sub-vectors of the CTA's lines
-  constexpr bool TWIDDLES = N / Q > R;                      // m > 1
-  constexpr bool SMALL = (PAIRS & ~1u) != 0;                // products with i + j > 0 (not one-part)
-  const int group = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
-  const int g = lane >> 2, t = lane & 3;                    // fragment row group, thread in group
+  static constexpr int KSTEPS = (2 * R + F::KSTEP - 1) / F::KSTEP;
+  static constexpr int CHAIN = 2;                           // k-steps per chain: at most two chains
+  static_assert(KSTEPS <= 2 * CHAIN, "StockhamPass: k = 2R in at most two chains");
+  static constexpr int COLS = block_cols(R);                // wgmma n: (Re, Im) of each output
+  static constexpr int SUB = N / R;                         // sub-vectors per line
+  static constexpr int ROWS = FFT_ELEMENTS / N * SUB;       // sub-vectors of the CTA's lines
+  static constexpr int TILES = (ROWS + TILE_ROWS - 1) / TILE_ROWS;   // at least 4: 2 per warpgroup
+  static constexpr bool TWIDDLES = N / Q > R;               // m > 1
+  static constexpr bool SMALL = (PAIRS & ~1u) != 0;         // products with i + j > 0 (not one-part)
   // Register i of k-step ks holds element c0 + STEP * j (j = 2 * ks + i / 2) of the sub-vector in row
   // row0 + 8 * (i % 2) (tf32: its real part for even t, imaginary for odd); its value index is that
   // of element c0 plus STEP * j * SUB (for a power of two N, sharing no bit with it: Slots). Likewise
   // output k1 = t + 4 * nt.
-  constexpr int STEP = 2 * F::ELEMS;
-  const int c0 = FMT == FMT_TF32 ? t >> 1 : t;
-#pragma unroll 1
-  for (int tile = group; tile < (ROWS + TILE_ROWS - 1) / TILE_ROWS; tile += FFT_WARPGROUPS) {
-    const int row0 = tile * TILE_ROWS + warp * 16 + g;
-    int in[2], out[2];                                      // slots (S::base) of element c0 and of output t
+  static constexpr int STEP = 2 * F::ELEMS;
+  using Parts = unsigned[TERMS][KSTEPS][4];                 // A fragments of every part
+  using Twiddles = float2[COLS / 8][2];
+  using Sums = float[COLS / 2];
+
+  const float2* src;
+  float2* dst;
+  const float2* twiddle;
+  unsigned block;
+  int warp, g, t, c0;
+
+  __device__ __forceinline__ int row0(int tile) const { return tile * TILE_ROWS + warp * 16 + g; }
+  // Row 8 * h of the thread's pair in `tile`, clamped to the last sub-vector (rows past it load a valid
+  // one and store nothing).
+  __device__ __forceinline__ int row(int tile, int h) const {
+    const int r = row0(tile) + 8 * h;
+    return ROWS % TILE_ROWS && r >= ROWS ? ROWS - 1 : r;
+  }
+
+  // The tile's sub-vectors, split into parts. CHECK: `probe` becomes NaN if one of them is NaN or ±inf
+  // (v * 0 is NaN for just those values: one FMA a value, where a compare costs two integer ops).
+  __device__ __forceinline__ void load(int tile, Parts& a, float& probe) const {
+    int in[2];                                              // slots (S::base) of element c0
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = ROWS % TILE_ROWS && row0 + 8 * h >= ROWS ? ROWS - 1 : row0 + 8 * h, sv = row % SUB;
-      in[h] = S::base((row / SUB) * N + sv + c0 * SUB);
-      out[h] = S::base((row / SUB) * N + ((sv / Q) * R + t) * Q + sv % Q);
-    }
-    unsigned a[TERMS][KSTEPS][4];                           // A fragments of every part
+    for (int h = 0; h < 2; ++h) in[h] = S::base((row(tile, h) / SUB) * N + row(tile, h) % SUB + c0 * SUB);
 #pragma unroll
     for (int ks = 0; ks < KSTEPS; ++ks)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int j = 2 * ks + (i >> 1);
         const float2 v = c0 + STEP * j < R ? src[S::at(in[i & 1], STEP * j * SUB)] : make_float2(0.f, 0.f);
-        if constexpr (CHECK) seen |= not_finite(v.x) | not_finite(v.y);
+        if constexpr (CHECK) probe = fmaf(v.x, 0.f, fmaf(v.y, 0.f, probe));
         unsigned parts[TERMS];
         if constexpr (FMT == FMT_TF32) split_registers<FMT, TERMS>((t & 1) ? v.y : v.x, 0.f, parts);
         else split_registers<FMT, TERMS>(v.x, v.y, parts);
 #pragma unroll
         for (int p = 0; p < TERMS; ++p) a[p][ks][i] = parts[p];
       }
-    float2 w[COLS / 8][2];                                  // twiddles, loaded while the products run
+  }
+
+  // Multiplies `a` by the DFT block and stores the tile's outputs, times their twiddles; meanwhile
+  // `next` (when has_next) receives the parts of tile + FFT_WARPGROUPS.
+  __device__ __forceinline__ void run(int tile, const Parts& a, bool has_next, Parts& next, float& probe) const {
+    int out[2];                                             // slots (S::base) of output t
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int sv = row(tile, h) % SUB;
+      out[h] = S::base((row(tile, h) / SUB) * N + ((sv / Q) * R + t) * Q + sv % Q);
+    }
+    Sums small, big, small2, big2;                          // the chains of k-steps [0, CHAIN) and after
+    warpgroup_fence();
+#pragma unroll
+    for (int ks = 0; ks < KSTEPS; ++ks) {
+      if (ks < CHAIN) kstep_products<FMT, TERMS, PAIRS, COLS, KSTEPS>(small, big, a, block, ks, ks > 0);
+      else kstep_products<FMT, TERMS, PAIRS, COLS, KSTEPS>(small2, big2, a, block, ks, ks > CHAIN);
+    }
+    warpgroup_commit();
+    if (has_next) load(tile + FFT_WARPGROUPS, next, probe);
+    Twiddles w;                                             // loaded while the products run
 #pragma unroll
     for (int nt = 0; nt < COLS / 8; ++nt)
 #pragma unroll
       for (int half = 0; half < 2; ++half)
-        if (TWIDDLES && nt * 4 + t < R)
-          w[nt][half] = twiddle[((row0 + 8 * half) % SUB / Q) * R + nt * 4 + t];
-    float small[COLS / 2], big[COLS / 2], s[COLS / 2], hh[COLS / 2];
-#pragma unroll
-    for (int ks = 0; ks < KSTEPS; ++ks) {
-      warpgroup_fence();
-      if (ks == 0) kstep_products<FMT, TERMS, PAIRS, COLS, KSTEPS>(small, big, a, block, 0);
-      else kstep_products<FMT, TERMS, PAIRS, COLS, KSTEPS>(s, hh, a, block, ks);
-      warpgroup_commit();
-      if (ks == 0) continue;
-      warpgroup_wait<0>();
-      fence_registers(small); fence_registers(big); fence_registers(s); fence_registers(hh);
+        if (TWIDDLES && nt * 4 + t < R) w[nt][half] = twiddle[((row0(tile) + 8 * half) % SUB / Q) * R + nt * 4 + t];
+    warpgroup_wait<0>();
+    fence_registers(small); fence_registers(big);
+    keep_registers(a);                                      // read by the products until the wait
+    if constexpr (KSTEPS > CHAIN) {
+      fence_registers(small2); fence_registers(big2);
 #pragma unroll
       for (int e = 0; e < COLS / 2; ++e) {
-        if constexpr (SMALL) small[e] += s[e];
-        big[e] += hh[e];
+        if constexpr (SMALL) small[e] += small2[e];
+        big[e] += big2[e];
       }
     }
-    if constexpr (KSTEPS == 1) {
-      warpgroup_wait<0>();
-      fence_registers(small); fence_registers(big);
-    }
 #pragma unroll
-    for (int nt = 0; nt < COLS / 8; ++nt) {
-      if (nt * 4 + t >= R) continue;                        // output k1 (Re, Im) = columns 2k1, 2k1+1
+    for (int h = 0; h < 2; ++h) {
+      if (ROWS % TILE_ROWS && row0(tile) + 8 * h >= ROWS) continue;   // past the last line's sub-vectors
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        if (ROWS % TILE_ROWS && row0 + 8 * half >= ROWS) continue;   // past the last line's sub-vectors
-        const int e = nt * 4 + 2 * half;
-        float2 z = SMALL ? make_float2(small[e] + big[e], small[e + 1] + big[e + 1])
-                         : make_float2(big[e], big[e + 1]);
-        if constexpr (TWIDDLES) z = complex_mul(z, w[nt][half]);
-        dst[S::at(out[half], 4 * nt * Q)] = z;
+      for (int nt = 0; nt < COLS / 8; ++nt) {
+        if (nt * 4 + t >= R) continue;                      // output k1 (Re, Im) = columns 2k1, 2k1+1
+        const int e = nt * 4 + 2 * h;
+        float2 z = SMALL ? make_float2(small[e] + big[e], small[e + 1] + big[e + 1]) : make_float2(big[e], big[e + 1]);
+        if constexpr (TWIDDLES) z = complex_mul(z, w[nt][h]);
+        dst[S::at(out[h], 4 * nt * Q)] = z;
       }
     }
   }
+
+  // Every tile of this warpgroup: two at a time (parts in a0, a1 by turns) for a power of two whose
+  // parts take at most 24 registers a tile in two k-steps, else one at a time (ptxas spills with more
+  // registers or the per-index swizzle of other lengths; 1000 = 8·5·5·5 measured 5% slower two at a
+  // time, one-k-step passes ~1%).
+  static constexpr bool OVERLAP = TERMS * KSTEPS * 4 <= 24 && S::LINEAR && KSTEPS >= 2;
+  __device__ __forceinline__ void operator()(unsigned& seen) const {
+    const int group = threadIdx.x >> 7;
+    Parts a0, a1;
+    float probe = 0.f;
+    if constexpr (!OVERLAP) {
+#pragma unroll 1
+      for (int tile = group; tile < TILES; tile += FFT_WARPGROUPS) {
+        load(tile, a0, probe);
+        run(tile, a0, false, a1, probe);
+      }
+    } else {
+      load(group, a0, probe);
+#pragma unroll 1
+      for (int tile = group; tile < TILES; tile += 2 * FFT_WARPGROUPS) {
+        run(tile, a0, tile + FFT_WARPGROUPS < TILES, a1, probe);
+        if (tile + FFT_WARPGROUPS >= TILES) break;
+        run(tile + FFT_WARPGROUPS, a1, tile + 2 * FFT_WARPGROUPS < TILES, a0, probe);
+      }
+    }
+    if constexpr (CHECK) seen |= probe != probe;
+  }
+};
+
+template <int FMT, int TERMS, unsigned PAIRS, int N, int R, int Q, bool CHECK>
+__device__ __forceinline__ void stockham_pass(const float2* src, float2* dst, const float2* twiddle,
+                                              unsigned block, unsigned& seen) {
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const StockhamPass<FMT, TERMS, PAIRS, N, R, Q, CHECK> pass{
+      src, dst, twiddle, block, static_cast<int>(threadIdx.x >> 5) & 3, lane >> 2, lane & 3,
+      FMT == FMT_TF32 ? (lane & 3) >> 1 : lane & 3};
+  pass(seen);
 }
 
 // Every pass from PASS on, ping-ponging between `src` and `dst`; returns the buffer that holds the

@@ -41,8 +41,8 @@ spectrum (computed in float64, divided by ``m``, rounded once) after the first.
 
 On Hopper GPUs, lengths 2..4096 with no prime factor above 7 in schemes of tf32 or bf16 parts
 without scaling run all their passes in one kernel, ``kernels/fft_stockham_sm90.cu`` (one read and
-one write of the data; the same passes, blocks, twiddles and split, each product promoted into
-float32 after every wgmma k-step); the four-step lengths run each step as one launch of that kernel
+one write of the data; the same passes, blocks, twiddles and split, each product's tensor-core
+chain at most 32 values of k long, 16 for tf32, then promoted into float32); the four-step lengths run each step as one launch of that kernel
 (strided loads and stores, the step-1 twiddles applied on store); other cases run the passes above
 one by one. The
 same launches run overlap-save convolutions (:func:`overlap_save`): the kernel cuts the blocks

@@ -41,6 +41,16 @@ __device__ __forceinline__ void fence_registers(float (&d)[M]) {
   for (int i = 0; i < M; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
 }
 
+// Keeps A-operand registers alive and unchanged up to here (after the wait on the wgmma that reads
+// them): the compiler sees their last use at the asynchronous wgmma's issue.
+template <int I, int J>
+__device__ __forceinline__ void keep_registers(const unsigned (&a)[I][J][4]) {
+#pragma unroll
+  for (int i = 0; i < I; ++i)
+#pragma unroll
+    for (int j = 0; j < J; ++j) asm volatile("" :: "r"(a[i][j][0]), "r"(a[i][j][1]), "r"(a[i][j][2]), "r"(a[i][j][3]) : "memory");
+}
+
 // d = (accumulate ? d : 0) + A * B over one k-step (32 bytes of k) for a 64 x 128 tile: one
 // wgmma.mma_async of SHAPE_TYPES; IMMEDIATES follow the scale-d predicate (scales, transposes).
 #define SPLITPREC_WGMMA_M64N128(SHAPE_TYPES, IMMEDIATES)                                              \
