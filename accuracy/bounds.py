@@ -201,7 +201,8 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
 
 _TWIDDLE64 = 2.0 ** -48     # |fl64(cos/sin(-2 pi t / n)) - exact| (angle and libm rounding)
 _ODD_RADICES = (9, 7, 5, 3)
-_STEP, _TWO_STEPS_MAX = 4096, 2 ** 24    # longest transform of one step; longest in two steps
+_STEP, _TWO_STEPS_MAX = 4096, 2 ** 24    # longest transform of one step; longest in steps
+_NESTED_FROM = 2 ** 23                     # powers of two from here on: n1 = 256, n2 in two steps
 
 
 def fft_radices(n):
@@ -232,12 +233,14 @@ def fft_radices(n):
 
 def fft_two_steps(n):
     """``(n1, n2)`` of a length ``4096 < n <= 2**24`` with no prime factor above 7 run in two steps,
-    else None. A power of two: the largest ``n2 <= min(1024, sqrt(n))`` with ``n1 <= 4096`` and
-    neither length ``2 * 16**j``, else ``n2 = n / 4096``. Others: both at most 4096, ``n2`` nearest
-    256 (None if no such split: one plan)."""
+    else None. A power of two: from 2**23 on ``n1 = 256`` (``n2`` itself two steps), below the largest
+    ``n2 <= min(1024, sqrt(n))`` with ``n1 <= 4096`` and neither length ``2 * 16**j``. Others: both at
+    most 4096, ``n2`` nearest 256 (None if no such split: one plan)."""
     if not _STEP < n <= _TWO_STEPS_MAX:
         return None
     if n & (n - 1) == 0:
+        if n >= _NESTED_FROM:
+            return 256, n // 256
         fits = [n2 for n2 in (2 ** e for e in range(1, 11)) if n2 * n2 <= n and n // n2 <= _STEP
                 and all(np.log2(m) % 4 != 1 for m in (n2, n // n2))]
         n2 = max(fits) if fits else n // _STEP

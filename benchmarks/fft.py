@@ -65,8 +65,7 @@ def case_key(r):
 
 def fused(n, d):
     """True when the GPU runs length ``n`` in scheme ``d`` by the fused kernel (one launch per step)."""
-    lengths = _fft_engine.four_step_lengths(n) or (n,)
-    return all(_fft_engine.kernel_supported(length, d) for length in lengths)
+    return _fft_engine.runs_fused(_fft_engine.plan(n, d, "gpu"))
 
 
 def c2c_case(n, reps, passes):

@@ -1,5 +1,6 @@
-"""Time every two-step split of each power of two 2**13..2**24 (fused kernel, bf16x6, 2**24 values),
-the measurement behind ``splitprec._fft_engine._power_of_two_split``:
+"""Time every split ``n1 x n2`` of each power of two 2**13..2**24 (fused kernel, bf16x6, 2**24 values),
+``n2`` in one step or in two by the engine's rule (three launches), the measurement behind
+``splitprec._fft_engine._power_of_two_split``:
 ``PYTHONPATH=. python3 benchmarks/fft_splits.py``. Prints, per length, µs per transform of the batch
 for each ``n1 x n2`` (CUDA events, median of 5 rounds of 10 back-to-back calls)."""
 import cupy
@@ -35,8 +36,8 @@ def main():
         row = []
         for a in range(4, 13):
             split = (2 ** a, n >> a)
-            if not 16 <= split[1] <= 4096:
-                continue
+            if split[1] < 16 or split[1] > 4096 and chosen(split[1]) is None:
+                continue                                  # n2 in one step, or in two (three launches)
             _fft_engine.four_step_lengths = lambda m, n=n, split=split: split if m == n else chosen(m)
             _fft_engine.plan.cache_clear()
             mark = "*" if split == chosen(n) else ""

@@ -163,9 +163,10 @@ __device__ __forceinline__ unsigned not_finite(float v) { return (__float_as_uin
 
 // One launch's parameters, passed by value (splitprec._fft_engine._LAUNCH_ARGS packs them). Lines:
 // line g is (b, c) = (g / batch_lines, g % batch_lines) and its element j sits at b * batch_stride +
-// c * line_stride + j * elem_stride (in and out), unless io says overlap-save blocks (Blocks).
+// c * line_stride + j * elem_stride (strides of the input and of the output), unless io says
+// overlap-save blocks (Blocks).
 struct LaunchArgs {
-  long long lines, batch_stride, in_row_stride, out_row_stride;
+  long long lines, batch_stride, out_batch_stride, in_row_stride, out_row_stride;
   unsigned* row_flags;
   const unsigned* all_flag;
   int batch_lines, in_line_stride, in_elem_stride, out_line_stride, out_elem_stride, use_table;
@@ -571,7 +572,7 @@ fft_stockham_sm90(const float2* __restrict__ x, float2* __restrict__ y,
   shared_writes_to_async_proxy();
 
   const LineLayout in{a.batch_lines, a.batch_stride, a.in_line_stride, a.in_elem_stride, a.batch_magic};
-  const LineLayout out{a.batch_lines, a.batch_stride, a.out_line_stride, a.out_elem_stride, a.batch_magic};
+  const LineLayout out{a.batch_lines, a.out_batch_stride, a.out_line_stride, a.out_elem_stride, a.batch_magic};
   const int io = POW2 ? a.io : 0;                           // overlap-save blocks: powers of two only
   const Blocks blk{io, a.block_lines, a.step, a.pad, a.in_length, 31 - __clz(N * a.batch_lines),   // log2 B, B = N * batch_lines
                    a.start, a.keep, a.in_row_stride, a.out_row_stride, a.row_flags, a.all_flag, a.scale};

@@ -25,7 +25,8 @@ passes run four and eight times the tiles of a radix-16 pass on the GPU, each wi
 cost, and 8·8 took 13-22% less time than 16·4 for 64, 512 and 1024 on the H200.
 
 A length ``4096 < n <= 2**24`` with no prime factor above 7 runs in two steps ("four-step", Bailey
-1990) where it splits as ``n = n1 * n2`` with both at most 4096 (:func:`four_step_lengths`: for a
+1990) where it splits as ``n = n1 * n2`` with both at most 4096, or, for powers of two from
+``2**23`` on, as ``256 * n2`` with ``n2`` itself in two steps (:func:`four_step_lengths`: for a
 power of two ``n2`` at most 1024 and ``sqrt(n)`` where it can be, else ``n2`` nearest 256); step 1 transforms
 the ``n2`` strided lines ``x[n2 * j + c]`` (length ``n1``) by the passes above, multiplies output
 ``k1`` of line ``c`` by ``exp(-2 pi i c k1 / n)`` (float64, rounded to complex64; complex64 product);
@@ -72,12 +73,14 @@ KERNEL_THREADS = 256
 _FORMAT_CODE = {"tf32": 0, "bf16": 1}
 _CTAS_PER_SM = 2                 # the kernel's __launch_bounds__; each CTA loops over line blocks
 GPU_ROWS = 1 << 20               # rows per GEMM-engine call: bounds the engine's temporary parts
-FOUR_STEP_MAX = 1 << 24          # longest power of two run in two steps of at most 4096
+FOUR_STEP_MAX = 1 << 24          # longest length run in steps of at most 4096 (two, or three)
+NESTED_FROM = 1 << 23            # powers of two from here on run three steps (_power_of_two_split)
 
 
 @functools.lru_cache(maxsize=256)
 def four_step_lengths(n):
-    """``(n1, n2)`` of the two-step plan of length ``n``, or None (a single Stockham plan).
+    """``(n1, n2)`` of the two-step plan of length ``n``, or None (a single Stockham plan); ``n1 <=
+    4096``, and ``n2`` too unless it has a two-step plan of its own.
 
     A power of two ``4096 < n <= 2**24``: :func:`_power_of_two_split`. Other lengths in that range
     with no prime factor above 7: the split into two lengths of at most 4096 with ``n2`` nearest
@@ -98,13 +101,17 @@ def four_step_lengths(n):
 
 
 def _power_of_two_split(n):
-    """``(n1, n2)`` of a power of two ``4096 < n <= 2**24``: the largest ``n2 <= min(1024, sqrt(n))``
-    with ``n1 <= 4096`` where neither length is ``2 * 16**j``, else ``n2 = n / 4096``. Step 2 stores
-    its lines strided (``k1 + n1 * k2``): with ``n2 <= 1024`` a CTA holds at least four adjacent
-    ones, whole 32-byte sectors. Timed on the H200 (``benchmarks/fft_splits.py``), it is the fastest
-    split of each power of two from 2**13 to 2**24 or within 3% of it, but for 2**22 (2048 * 2048
-    measured faster in two of three runs)."""
+    """``(n1, n2)`` of a power of two ``4096 < n <= 2**24``: from ``NESTED_FROM`` on, ``n1 = 256``
+    and ``n2`` itself two steps; below, the largest ``n2 <= min(1024, sqrt(n))`` with ``n1 <= 4096``
+    where neither length is ``2 * 16**j``. Step 2 stores its lines strided (``k1 + n1 * k2``): with
+    ``n2 <= 1024`` a CTA holds at least four adjacent ones, whole 32-byte sectors; step 1 loads
+    them strided, and ``n1 = 4096`` would hold one (a quarter of each sector). Timed on the H200
+    (``benchmarks/fft_splits.py``, every split, bf16x6): the fastest at each power of two or within
+    3%; 2**24 as 256 * (256 * 256) takes 672 µs against 1027 as 4096 * 4096, 2**23 684 against
+    797, 2**22 690 against 685 (it keeps two launches, which can place overlap-save blocks)."""
     log2n = n.bit_length() - 1
+    if n >= NESTED_FROM:
+        return 256, n >> 8
     for e in range(min(10, log2n // 2), 0, -1):
         if log2n - e <= 12 and e % 4 != 1 and (log2n - e) % 4 != 1:
             return n >> e, 1 << e
@@ -134,7 +141,13 @@ def _power_of_two_radices(twos):
 def factorize(n):
     """Radices of the passes for ``n`` in the order they run; None if ``n`` needs Bluestein."""
     lengths = four_step_lengths(n)
-    return _single_plan(n) if lengths is None else _single_plan(lengths[0]) + _single_plan(lengths[1])
+    return _single_plan(n) if lengths is None else factorize(lengths[0]) + factorize(lengths[1])
+
+
+def launches(n):
+    """Launches of the fused kernel for a length-``n`` transform (1, 2 or 3: one per step)."""
+    lengths = four_step_lengths(n)
+    return 1 if lengths is None else 1 + launches(lengths[1])
 
 
 def _unit_roots(num, den):
@@ -311,11 +324,11 @@ def plan(n, d, device):
 
 
 LOAD_BLOCKS, STORE_BLOCKS, REAL_BLOCKS, ROW_TABLE = 1, 2, 4, 8   # the kernel's Blocks.io flags
-# The kernel's LaunchArgs, passed by value: lines, batch_stride, in_row_stride, out_row_stride; row_flags,
-# all_flag; batch_lines, in_line_stride, in_elem_stride, out_line_stride, out_elem_stride, use_table, io,
-# block_lines, step, pad, in_length, start, keep; scale; batch_magic = ceil(2**31 / batch_lines) (C layout:
-# 108 bytes, padded to 112).
-_LAUNCH_ARGS = struct.Struct("<4q2Q13ifI4x")
+# The kernel's LaunchArgs, passed by value: lines, batch_stride, out_batch_stride, in_row_stride,
+# out_row_stride; row_flags, all_flag; batch_lines, in_line_stride, in_elem_stride, out_line_stride,
+# out_elem_stride, use_table, io, block_lines, step, pad, in_length, start, keep; scale; batch_magic =
+# ceil(2**31 / batch_lines) (C layout: 116 bytes, padded to 120).
+_LAUNCH_ARGS = struct.Struct("<5q2Q13ifI4x")
 _LAUNCH_BYTES = np.dtype((np.void, _LAUNCH_ARGS.size))   # cupy passes a one-element array by value
 
 
@@ -353,9 +366,10 @@ def _launch_lines(x, y, p, d, lines, layout, table=None, nonfinite=None, blocks=
     """One launch of the fused kernel: ``lines`` transforms of length ``p.n`` from ``x`` into ``y``;
     ``nonfinite`` (a uint32 device scalar, or None) gets 1 when ``x`` holds NaN or ±inf.
 
-    ``layout = (lines per batch, batch stride, input line stride, input element stride,
-    output line stride, output element stride)``: element ``j`` of line ``(b, c)`` is read at
-    ``b * batch_stride + c * line_stride + j * element_stride``; ``table`` (complex64, indexed by
+    ``layout = (lines per batch, input batch, line and element strides, output batch, line and
+    element strides)``: element ``j`` of line ``(b, c)`` is read at ``b * batch_stride + c *
+    line_stride + j * element_stride`` of the input's strides and written there of the output's;
+    ``table`` (complex64, indexed by
     the output offset within the batch) multiplies the outputs on store; ``blocks`` cuts
     overlap-save blocks from ``x`` and/or places the kept outputs in ``y`` instead.
     """
@@ -364,9 +378,11 @@ def _launch_lines(x, y, p, d, lines, layout, table=None, nonfinite=None, blocks=
     line_blocks = -(-lines // (KERNEL_ELEMENTS // p.n))
     grid = (min(line_blocks, _CTAS_PER_SM * _multiprocessors(cupy.cuda.runtime.getDevice())), 1, 1)
     b = blocks
-    args = np.frombuffer(_LAUNCH_ARGS.pack(lines, layout[1], b.in_stride, b.out_stride, b.row_flags, b.all_flag,
-                                           layout[0], *layout[2:], table is not None, b.io, b.lines, b.step, b.pad,
-                                           b.in_length, b.start, b.keep, b.scale, -(-(1 << 31) // layout[0])),
+    batch_lines, in_batch, in_line, in_elem, out_batch, out_line, out_elem = layout
+    args = np.frombuffer(_LAUNCH_ARGS.pack(lines, in_batch, out_batch, b.in_stride, b.out_stride, b.row_flags,
+                                           b.all_flag, batch_lines, in_line, in_elem, out_line, out_elem,
+                                           table is not None, b.io, b.lines, b.step, b.pad, b.in_length, b.start,
+                                           b.keep, b.scale, -(-(1 << 31) // batch_lines)),
                          _LAUNCH_BYTES)
     _launch.launch(KERNEL_FILE, kernel_expression(p.n, d), grid, (KERNEL_THREADS, 1, 1),
                    (x, y, twiddles, tiles, twiddles if table is None else table, nonfinite, args),
@@ -375,26 +391,56 @@ def _launch_lines(x, y, p, d, lines, layout, table=None, nonfinite=None, blocks=
 
 
 def runs_fused(p):
-    """True when plan ``p`` runs in the fused kernel: one launch, or one per step of two."""
+    """True when plan ``p`` runs in the fused kernel: one launch, or one per step (three where the
+    second step is itself two)."""
     return p.kernel is not None or (p.steps is not None and p.steps[0].kernel is not None
-                                    and p.steps[1].kernel is not None)
+                                    and runs_fused(p.steps[1]))
+
+
+def runs_blocks(p):
+    """True when plan ``p`` runs in the fused kernel in at most two launches, which can also place
+    overlap-save blocks as they store (:func:`overlap_save`)."""
+    return runs_fused(p) and (p.steps is None or p.steps[1].steps is None)
 
 
 def _fused(x, y, p, d, lines, nonfinite=None, times=None, blocks=Blocks()):
     """``lines`` forward DFTs of length ``p.n`` from ``x`` into ``y`` (complex64, ``(lines, n)``
     unless ``blocks`` cut or place them) by the fused kernel, outputs times ``times`` as it stores
     them, when given. A two-step plan is one launch per step: the first reads ``x`` (and cuts the
-    blocks), the second writes ``y`` (and places them, and applies ``times``)."""
+    blocks), the second writes ``y`` (and places them, and applies ``times``); a second step of two
+    steps is :func:`_nested_second` (``blocks`` may only cut: :func:`runs_blocks`)."""
     import cupy
+    n = p.n
     if p.steps is None:
-        return _launch_lines(x, y, p, d, lines, (1, p.n, 0, 1, 0, 1), times, nonfinite, blocks)
+        return _launch_lines(x, y, p, d, lines, (1, n, 0, 1, n, 0, 1), times, nonfinite, blocks)
     first, second, table = p.steps
     n1, n2 = first.n, second.n
-    z = _launch_lines(x, cupy.empty((lines, p.n), np.complex64), first, d, lines * n2,
-                      (n2, p.n, 1, n2, 1, n2), table, nonfinite,
-                      blocks._replace(io=blocks.io & ~(STORE_BLOCKS | ROW_TABLE)))
-    return _launch_lines(z, y, second, d, lines * n1, (n1, p.n, n2, 1, 1, n1), times, None,
+    z = y if second.steps is not None else cupy.empty((lines, n), np.complex64)
+    _launch_lines(x, z, first, d, lines * n2, (n2, n, 1, n2, n, 1, n2), table, nonfinite,
+                  blocks._replace(io=blocks.io & ~(STORE_BLOCKS | ROW_TABLE)))
+    if second.steps is not None:
+        return _nested_second(y, p, d, lines, times)
+    return _launch_lines(z, y, second, d, lines * n1, (n1, n, n2, 1, n, 1, n1), times, None,
                          blocks._replace(io=blocks.io & ~LOAD_BLOCKS))
+
+
+def _nested_second(y, p, d, lines, times):
+    """Step 2 of ``p`` (``n = n1 * n2``) where ``n2 = a * b`` is itself two steps, in place on ``y``
+    (``(lines, n1, n2)``, step 1's output): its ``lines * n1`` rows by the fused kernel's two
+    launches, the second storing output ``ka + a * kb`` of row ``(l, k1)`` at ``y[l, k1 + n1 * (ka
+    + a * kb)]``. That launch's lines are ``(ka, k1)``, ``k1`` fastest, so a CTA stores adjacent
+    outputs, one launch per ``l`` (the offset is no single stride of ``(l, ka)``); ``times``, if
+    given, is a product of its own."""
+    import cupy
+    n1, (inner_first, inner_second, inner_table) = p.steps[0].n, p.steps[1].steps
+    n2, a, b = p.steps[1].n, inner_first.n, inner_second.n
+    z = _launch_lines(y, cupy.empty_like(y), inner_first, d, lines * n1 * b, (b, n2, 1, b, n2, 1, b),
+                      inner_table)
+    for row in range(lines):
+        _launch_lines(z[row], y[row], inner_second, d, n1 * a, (n1, b, n2, 1, n1, 1, n1 * a))
+    if times is not None:
+        y *= times
+    return y
 
 
 def overlap_save(x, spectrum, pad, start, keep, d, flags):

@@ -306,14 +306,13 @@ def _block_length(n_long, n_short):
     block (``B >= 2 (n_short - 1)``) and fit twice in the convolution, the one with the least work
     per kept output, ``(passes + I/O) * B / (B - n_short + 1)``, where one launch's read and write
     count as one pass and a two-step length's two launches (strided) as 4.5 (H200 timings of the
-    fused kernel)."""
+    fused kernel); lengths of three launches, which cannot place the blocks, are not taken."""
     if n_short < 2:
         return None
     full, best = n_long + n_short - 1, None
     length = max(16, 1 << (2 * (n_short - 1) - 1).bit_length())
-    while length <= _fft_engine.FOUR_STEP_MAX and 2 * length <= full:
-        lengths = _fft_engine.four_step_lengths(length) or (length,)
-        passes = sum(len(_fft_engine.factorize(n)) for n in lengths) + (1 if len(lengths) == 1 else 4.5)
+    while length <= _fft_engine.FOUR_STEP_MAX and _fft_engine.launches(length) <= 2 and 2 * length <= full:
+        passes = len(_fft_engine.factorize(length)) + (1 if _fft_engine.launches(length) == 1 else 4.5)
         work = passes * length / (length - n_short + 1)
         best = min(best or (work, length), (work, length))
         length *= 2
@@ -340,7 +339,7 @@ def _overlap_save(x, h, axis, length, start, keep, *, real, d):
     n_x, n_h = x.shape[-1], h.shape[-1]
     one_filter = all(n == 1 for n in h.shape[:-1])         # then x's batch is the batch
     per_row = not one_filter and h.shape[:-1] == x.shape[:-1]
-    if xp is not np and (one_filter or per_row) and _fft_engine.runs_fused(_fft_engine.plan(length, d, "gpu")):
+    if xp is not np and (one_filter or per_row) and _fft_engine.runs_blocks(_fft_engine.plan(length, d, "gpu")):
         rows = xp.ascontiguousarray(x).reshape(-1, n_x)
         flags = xp.zeros(rows.shape[0] + 1, np.uint32)         # the filter's, then one per row
         taps = h.reshape(-1, n_h)

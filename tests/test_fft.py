@@ -313,7 +313,7 @@ def test_dft_block_is_the_dft_matrix():
 
 
 @pytest.mark.parametrize("n, radices", [(4096, [16, 16, 16]), (2 ** 13, [16, 8, 8, 8]),
-                                        (2 ** 22, [16, 16, 16, 16, 8, 8]), (2 ** 25, [16] * 5 + [8, 4]),
+                                        (2 ** 22, [16, 16, 16, 16, 8, 8]), (2 ** 24, [16] * 6), (2 ** 25, [16] * 5 + [8, 4]),
                                         (1000, [8, 5, 5, 5]), (105, [7, 5, 3]), (1009, None), (2187, [9, 9, 9, 3]),
                                         (100000, [16, 5, 5, 5, 5, 5, 2]), (3 * 2 ** 12, [16, 3, 16, 16])])
 def test_factorize_takes_largest_radices_first_and_two_steps_in_order(n, radices):
@@ -322,12 +322,14 @@ def test_factorize_takes_largest_radices_first_and_two_steps_in_order(n, radices
 
 @pytest.mark.parametrize("n, lengths", [(4096, None), (2 ** 13, (128, 64)), (2 ** 14, (128, 128)),
                                         (2 ** 17, (1024, 128)), (2 ** 20, (1024, 1024)), (2 ** 21, (2048, 1024)),
-                                        (2 ** 23, (4096, 2048)), (2 ** 24, (4096, 4096)), (2 ** 25, None),
+                                        (2 ** 22, (4096, 1024)), (2 ** 23, (256, 32768)), (2 ** 24, (256, 65536)),
+                                        (2 ** 25, None),
                                         (3 * 2 ** 12, (48, 256)), (100000, (400, 250)), (44100, (175, 252)),
                                         (9 * 2 ** 20, (4096, 2304)), (3 ** 15, None), (1009 * 4096, None)])
-def test_four_step_lengths_fit_one_step_each(n, lengths):
-    """Powers of two with n2 <= min(1024, sqrt n) and no radix-2 pass where they can; other lengths into two of at most 4096 with n2 nearest 256,
-    none where no such split exists (3**15) or a prime above 7 divides n (Bluestein)."""
+def test_four_step_lengths_fit_the_kernel(n, lengths):
+    """Powers of two with n2 <= min(1024, sqrt n) and no radix-2 pass where they can, from 2**23 on
+    256 and a two-step n2; other lengths into two of at most 4096 with n2 nearest 256, none where no
+    such split exists (3**15) or a prime above 7 divides n (Bluestein)."""
     assert _fft_engine.four_step_lengths(n) == lengths
 
 
@@ -452,11 +454,13 @@ def test_fftconvolve_error_within_twice_float32_fftconvolve(n1, n2):
 
 @pytest.mark.parametrize("n_long, n_short, length", [
     (4096, 129, 2048), (10000, 1000, 4096), (65536, 5, 16), (2 ** 16, 1025, 4096), (2 ** 24, 65, 256),
-    (2 ** 22, 4097, 65536), (2 ** 26, 2 ** 22 + 2, 2 ** 24), (1000, 300, None), (100, 1, None)])
+    (2 ** 22, 4097, 65536), (2 ** 26, 2 ** 21 + 1, 2 ** 22), (2 ** 26, 2 ** 22 + 2, None), (1000, 300, None),
+    (100, 1, None)])
 def test_block_length_has_the_least_work_per_kept_output(n_long, n_short, length):
     """One launch beats two steps unless it keeps little of each block; past 4096 the longer two-step
     blocks keep more of each (4097 taps: 2^16, where three quarters kept would give 2^14);
-    lengths that do not fit twice, or a single tap, take no blocks."""
+    lengths that do not fit twice, of three launches (2^23 and up: they cannot place blocks), or a
+    single tap, take no blocks."""
     assert sp.fft._block_length(n_long, n_short) == length
 
 
