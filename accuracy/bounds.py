@@ -243,8 +243,7 @@ def fft_two_steps(n):
             return 256, n // 256
         fits = [n2 for n2 in (2 ** e for e in range(1, 11)) if n2 * n2 <= n and n // n2 <= _STEP
                 and all(np.log2(m) % 4 != 1 for m in (n2, n // n2))]
-        n2 = max(fits) if fits else n // _STEP
-        return n // n2, n2
+        return n // max(fits), max(fits)
     splits = sorted((abs(np.log2(n2 / 256)), n2) for n2 in range(2, _STEP + 1) if n % n2 == 0 and n // n2 <= _STEP)
     return (n // splits[0][1], splits[0][1]) if splits else None
 

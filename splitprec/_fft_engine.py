@@ -112,10 +112,8 @@ def _power_of_two_split(n):
     log2n = n.bit_length() - 1
     if n >= NESTED_FROM:
         return 256, n >> 8
-    for e in range(min(10, log2n // 2), 0, -1):
-        if log2n - e <= 12 and e % 4 != 1 and (log2n - e) % 4 != 1:
-            return n >> e, 1 << e
-    return KERNEL_ELEMENTS, n // KERNEL_ELEMENTS
+    e = next(e for e in range(min(10, log2n // 2), 0, -1) if log2n - e <= 12 and e % 4 != 1 and (log2n - e) % 4 != 1)
+    return n >> e, 1 << e
 
 
 def _single_plan(n):
