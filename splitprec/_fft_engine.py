@@ -68,6 +68,7 @@ from .split import split
 RADICES = (16, 8, 4, 2)
 ODD_RADICES = (9, 7, 5, 3)
 KERNEL_FILE = "fft_stockham_sm90.cu"
+NAN_FILE = "nan_lines_sm80.cu"   # the non-finite lines' fix-up, any GPU
 KERNEL_ELEMENTS = 4096           # complex values per CTA of the kernel (FFT_ELEMENTS)
 KERNEL_THREADS = 256
 _FORMAT_CODE = {"tf32": 0, "bf16": 1}
@@ -584,6 +585,23 @@ def _flag_nonfinite_kernel():
     return cupy.ElementwiseKernel(
         "complex64 x", "raw uint32 flag",
         "if (!isfinite(x.real()) || !isfinite(x.imag())) atomicOr(&flag[0], 1u);", "splitprec_flag_nonfinite")
+
+
+def nan_flagged_lines(x, y, flag):
+    """``y`` (cupy, contiguous) with its lines set to NaN where the line of ``x`` (the transform's
+    input) holds NaN or ±inf, checked on the device only when the transform raised ``flag``: no host
+    round trip, so finite input costs one near-empty launch. Every path keeps lines independent, so
+    the other lines are already right."""
+    import cupy
+    x, y = cupy.ascontiguousarray(x), cupy.ascontiguousarray(y)
+    lines = y.size // y.shape[-1] if y.size else 0
+    if lines:
+        floats = [a.view(np.float32) if a.dtype.kind == "c" else a for a in (x, y)]
+        grid = min(lines, 4 * _multiprocessors(cupy.cuda.runtime.getDevice()))
+        _launch.launch(NAN_FILE, "nan_lines", (grid, 1, 1), (1024, 1, 1),
+                       (floats[0], np.int32(floats[0].shape[-1]), floats[1], np.int32(floats[1].shape[-1]),
+                        np.int64(lines), flag))
+    return y
 
 
 @functools.lru_cache(maxsize=16)

@@ -137,26 +137,23 @@ def _line(x, n, *, kind, inverse, d, nonfinite=None):
         return _fft_engine.real_inverse(x, n, d, nonfinite)
     if kind == "r2c":
         return _fft_engine.real_forward(x, d, nonfinite)
-    return (_fft_engine.inverse if inverse else _fft_engine.forward)(x.astype(np.complex64), d,
-                                                                       nonfinite=nonfinite)
+    return (_fft_engine.inverse if inverse else _fft_engine.forward)(x, d, nonfinite=nonfinite)
 
 
 def _transform(x, n, axis, *, norm, inverse, kind, d):
     """One 1-D transform along ``axis`` of a validated array (``kind``: c2c, r2c, c2r).
 
-    On the GPU the kernel that first reads the data flags NaN/inf, so finite input costs no extra
-    pass; flagged input (and every CPU input) is checked line by line, its non-finite lines
-    transformed as zeros and set to NaN afterwards.
+    A line holding NaN or ±inf comes out all NaN. On the GPU the kernel that first reads the data
+    flags NaN/inf and a fix-up launch sets those lines after the transform, so the call never waits
+    for the device; on the CPU non-finite lines are found first, transformed as zeros and set to NaN.
     """
     xp = namespace(x)
     x = _resize(xp.moveaxis(x, axis, -1), n // 2 + 1 if kind == "c2r" else n, xp)
-    y = None
     if xp is not np:
+        x = xp.ascontiguousarray(x)
         flag = xp.zeros(1, np.uint32)
-        y = _line(x, n, kind=kind, inverse=inverse, d=d, nonfinite=flag)
-        if int(flag.get()[0]):
-            y = None
-    if y is None:
+        y = _fft_engine.nan_flagged_lines(x, _line(x, n, kind=kind, inverse=inverse, d=d, nonfinite=flag), flag)
+    else:
         bad = _nonfinite_lines(x, xp)
         any_bad = bool(bad.any())
         y = _line(xp.where(bad, x.dtype.type(0), x) if any_bad else x, n, kind=kind, inverse=inverse, d=d)

@@ -582,6 +582,14 @@ def test_every_fft_kernel_instantiation_compiles_with_nvrtc():
     assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, log
 
 
+@pytest.mark.parametrize("arch", ["90", "80"])
+def test_nan_lines_kernel_compiles_with_nvrtc(arch):
+    nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
+    from test_kernels_gemm import _nvrtc_compile
+    result, log = _nvrtc_compile(_fft_engine.NAN_FILE, ["nan_lines"], arch)
+    assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, log
+
+
 def test_kernel_plans_every_length_as_the_host_does():
     """The kernel's compile-time plan (Radices, block_offset, twiddle_offset) is the host's for every
     length 2..4096 with no prime factor above 7: the same radices in order, each pass's DFT-block
@@ -926,9 +934,15 @@ def test_gpu_nonfinite_lines_match_the_cpu_engine(family, n, dtype):
 
 
 @pytest.mark.gpu
-def test_gpu_fft_nan_makes_its_line_nan():
+@pytest.mark.parametrize("n, axis", [(1024, -1), (1024, 0), (12288, 0), (2 ** 23, -1)])
+# one launch, a strided axis, two launches, three launches
+def test_gpu_fft_nan_makes_its_line_nan(n, axis):
+    """The fix-up after the transform sets the flagged lines only, whatever the plan and the axis."""
     cp = _cupy()
-    x = _signal((3, 1024), "c")
-    x[1, 7] = np.nan
-    y = sp.fft.fft(cp.asarray(x)).get()
+    x = cp.asarray(_signal((3, n), "c"))
+    x[1, n - 7] = np.nan
+    if axis == 0:
+        x = x.T
+    y = sp.fft.fft(x, axis=axis)
+    y = (y.T if axis == 0 else y).get()
     assert np.isnan(y[1].real).all() and np.isnan(y[1].imag).all() and np.isfinite(y[[0, 2]]).all()
