@@ -1,8 +1,10 @@
 """FFT benchmark on the GPU: splitprec.fft beside cuFFT (cupy.fft) and cupyx's fftconvolve, same run.
 
 Batched C2C transforms (2**24 complex values per case: N = 2**8 .. 2**24, and non-powers of two),
-R2C, and FFT convolutions, each timed with CUDA events (warm-up, median of ``--reps``) on N(0,1)
-data. Error: normwise against cupy's complex128 FFT (float64 convolution) of the same input. Speed:
+R2C, and FFT convolutions on N(0,1) data, each timed with CUDA events after a warm-up: "seconds" is
+the throughput of a stream of calls (median over ``--reps`` rounds of 8 back-to-back calls between
+two events, so the host's launch work overlaps the GPU's, as in a batched workload), and
+"latency_seconds" one call alone between the events (median of ``--reps``). Error: normwise against cupy's complex128 FFT (float64 convolution) of the same input. Speed:
 GB/s counts one read of the input and one write of the output. Accuracy is checked first: every
 fp32-class row must be within 2x cuFFT's error (cupyx's for convolutions); a miss is reported and
 the script exits 1 after writing ``benchmarks/results/fft-<date>-<sha>.json``.
@@ -53,9 +55,28 @@ def rel_error(y, ref):
     return float(cupy.linalg.norm(y.astype(ref.dtype) - ref) / cupy.linalg.norm(ref))
 
 
-def record(op, name, engine, n, batch, ms, nbytes, err, **extra):
+def throughput_ms(fn, reps, calls=8):
+    """Median milliseconds per call over ``reps`` rounds of ``calls`` back-to-back calls of ``fn``
+    between two CUDA events (after a warm-up)."""
+    fn()
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    times = []
+    for _ in range(reps):
+        start.record()
+        for _ in range(calls):
+            fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, stop) / calls)
+    return float(np.median(times))
+
+
+def record(op, name, engine, n, batch, fn, reps, nbytes, err, **extra):
+    """The result row of ``fn`` (one call of the case): its throughput and latency, GB/s, error."""
+    ms = throughput_ms(fn, reps)
     return {"op": op, "name": name, "engine": engine, "n": n, "batch": batch, "seconds": ms * 1e-3,
-            "gbps": nbytes / (ms * 1e-3) / 1e9, "rel_error": err, **extra}
+            "latency_seconds": time_ms(fn, reps) * 1e-3, "gbps": nbytes / (ms * 1e-3) / 1e9,
+            "rel_error": err, **extra}
 
 
 def case_key(r):
@@ -75,7 +96,7 @@ def c2c_case(n, reps, passes):
     x = cupy.asarray(x)
     ref = cupy.fft.fft(x.astype(np.complex128))
     nbytes = 2 * x.nbytes
-    rows = [record("fft", "cufft", "cufft", n, batch, time_ms(lambda: cupy.fft.fft(x), reps), nbytes,
+    rows = [record("fft", "cufft", "cufft", n, batch, lambda: cupy.fft.fft(x), reps, nbytes,
                    rel_error(cupy.fft.fft(x), ref))]
     for name in SCHEMES:
         d = sp.dtype(name)
@@ -84,10 +105,12 @@ def c2c_case(n, reps, passes):
             engines = [("fused", True)] + ([("passes", False)] if passes else [])
         elif _fft_engine.factorize(n) is None:
             engines = [("bluestein", True)]
-        for engine, kernel in engines:
-            run = lambda: _fft_engine.forward(x, d, kernel=kernel)   # noqa: E731
-            ms = time_ms(run, reps)
-            rows.append(record("fft", name, engine, n, batch, ms, nbytes, rel_error(run(), ref)))
+        for engine, kernel in engines:     # the public call where it runs the kernel
+            if kernel:
+                run = lambda: sp.fft.fft(x, dtype=name)   # noqa: E731
+            else:
+                run = lambda: _fft_engine.forward(x, d, kernel=False)   # noqa: E731
+            rows.append(record("fft", name, engine, n, batch, run, reps, nbytes, rel_error(run(), ref)))
     return rows
 
 
@@ -96,11 +119,10 @@ def r2c_case(n, reps):
     x = cupy.asarray(np.random.default_rng(n).standard_normal((batch, n)).astype(np.float32))
     ref = cupy.fft.rfft(x.astype(np.float64))
     nbytes = x.nbytes + batch * (n // 2 + 1) * 8
-    rows = [record("rfft", "cufft", "cufft", n, batch, time_ms(lambda: cupy.fft.rfft(x), reps), nbytes,
+    rows = [record("rfft", "cufft", "cufft", n, batch, lambda: cupy.fft.rfft(x), reps, nbytes,
                    rel_error(cupy.fft.rfft(x), ref))]
     run = lambda: sp.fft.rfft(x)   # noqa: E731
-    rows.append(record("rfft", DEFAULT, "public", n, batch, time_ms(run, reps), nbytes,
-                       rel_error(run(), ref)))
+    rows.append(record("rfft", DEFAULT, "public", n, batch, run, reps, nbytes, rel_error(run(), ref)))
     return rows
 
 
@@ -114,9 +136,9 @@ def conv_case(batch, n, taps, mode, filters, reps):
     nbytes = a.nbytes + b.nbytes + ref.size * 4
     anchor = lambda: cupyx.scipy.signal.fftconvolve(a, b, mode, axes=-1)   # noqa: E731
     ours = lambda: sp.fft.fftconvolve(a, b, mode, axes=-1)   # noqa: E731
-    return [record("fftconvolve", "cupyx_fftconvolve", "cufft", n, batch, time_ms(anchor, reps), nbytes,
+    return [record("fftconvolve", "cupyx_fftconvolve", "cufft", n, batch, anchor, reps, nbytes,
                    rel_error(anchor(), ref), taps=taps, filters=filters),
-            record("fftconvolve", DEFAULT, "public", n, batch, time_ms(ours, reps), nbytes,
+            record("fftconvolve", DEFAULT, "public", n, batch, ours, reps, nbytes,
                    rel_error(ours(), ref), taps=taps, filters=filters)]
 
 
@@ -130,13 +152,16 @@ def misses(results):
 def table(results):
     """Markdown table: every row with time, GB/s, speed relative to the anchor, error."""
     anchor = {case_key(r): r["seconds"] for r in results if r["engine"] == "cufft"}
-    lines = ["| op | N x batch | name (engine) | time µs | GB/s | x cuFFT | rel. error |",
-             "|---|---|---|---|---|---|---|"]
+    latency = {case_key(r): r.get("latency_seconds") for r in results if r["engine"] == "cufft"}
+    lines = ["| op | N x batch | name (engine) | time µs | GB/s | x cuFFT | rel. error | latency µs (x cuFFT) |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in results:
         op = r["op"] + (f" ({r['taps']} taps, {r['filters']} filter(s))" if "taps" in r else "")
         lines.append(f"| {op} | {r['n']} x {r['batch']} | {r['name']} ({r['engine']}) | "
                      f"{r['seconds'] * 1e6:.0f} | {r['gbps']:.0f} | "
-                     f"{anchor[case_key(r)] / r['seconds']:.2f} | {r['rel_error']:.1e} |")
+                     f"{anchor[case_key(r)] / r['seconds']:.2f} | {r['rel_error']:.1e} | "
+                     + (f"{r['latency_seconds'] * 1e6:.0f} ({latency[case_key(r)] / r['latency_seconds']:.2f}) |"
+                        if "latency_seconds" in r else "|"))
     return "\n".join(lines)
 
 
