@@ -10,6 +10,7 @@
 // load and their kept outputs placed in the output rows as they store, so a convolution by blocks
 // moves no data of its own.
 // Target: the engine's arithmetic and accuracy.fft_bound(x, dtype, engine="gpu") (docs/kernels.md).
+#include "common/pow2.cuh"
 #include "common/split.cuh"
 #include "common/wgmma.cuh"
 
@@ -72,7 +73,15 @@ __host__ __device__ constexpr int twiddle_offset(int n, int pass) { return pass 
 
 template <int FMT> struct Fragment {
   static constexpr int ELEMS = FMT == FMT_TF32 ? 1 : 2;   // k values per 32-bit operand register
-  static constexpr int KSTEP = 8 * ELEMS;                  // k of one wgmma (k8 tf32 / k16 bf16)
+  static constexpr int KSTEP = 8 * ELEMS;                  // k of one wgmma (k8 tf32 / k16 bf16, fp16)
+  // fp16 parts (the schemes fp16x3 and fp16) come with power-of-two scaling: each sub-vector (a row
+  // of the product) scaled so that its largest magnitude lies in [2**14, 2**15), as splitprec.split
+  // scales a row with axis=-1, and the DFT block's columns by 2**14 (the host's split: every column's
+  // largest entry is cos 0 = 1); the second part carries 2**11 (the scheme's shift).
+  static constexpr bool SCALED = FMT == FMT_FP16;
+  static constexpr int EMAX = 15;                          // fp16: splitprec.formats emax
+  static constexpr int SHIFT = SCALED ? 11 : 0;            // of the products with i + j > 0
+  static constexpr int BLOCK_EXPONENT = 1 - EMAX;          // every DFT-block column's (SCALED)
 };
 
 // Shared-memory slot of complex value i: bits 2-3 XORed with bits 4-5 and 8-9, so that the eight
@@ -235,11 +244,37 @@ struct Blocks {
   }
 };
 
-// The parts of x0 (and x1, bf16) as splitprec.split makes them (shift 0, no scaling), packed as
-// operand registers: part i rounds the residual left by parts 0..i-1 to nearest even, and each
-// residual is exact in float32. bf16 packs x0 low, x1 high (cvt.rn.bf16x2 rounds both at once).
+// The parts of x0 (and x1, bf16 and fp16) as splitprec.split makes them, packed as operand
+// registers: part i rounds the residual left by parts 0..i-1 to nearest even, and each residual is
+// exact in float32. bf16 and fp16 pack x0 low, x1 high (one cvt rounds both). fp16 (at most two
+// parts): x0, x1 already scaled (Fragment::SCALED), the second part is the residual times 2**11, and
+// in a row that may saturate (`saturates`) a value above FP16_SATURATED splits toward zero, as
+// splitprec.split does with values whose parts could round past float32 once unscaled.
+constexpr float FP16_SATURATED = 32752.0f;   // fp16 below float32's largest * 2**-113, toward zero
 template <int FMT, int TERMS>
-__device__ __forceinline__ void split_registers(float x0, float x1, unsigned (&reg)[TERMS]) {
+__device__ __forceinline__ void split_registers(float x0, float x1, unsigned (&reg)[TERMS], bool saturates = false) {
+  if constexpr (FMT == FMT_FP16) {
+    static_assert(TERMS <= 2, "split_registers: fp16 schemes have one or two parts");
+    const bool rz0 = saturates && fabsf(x0) > FP16_SATURATED, rz1 = saturates && fabsf(x1) > FP16_SATURATED;
+    float hi0, hi1;
+    if (rz0 || rz1) {                                      // rare: rows near float32's largest
+      hi0 = round_part<FMT>(x0, rz0);
+      hi1 = round_part<FMT>(x1, rz1);
+    }
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(reg[0]) : "f"(rz1 ? hi1 : x1), "f"(rz0 ? hi0 : x0));
+    if constexpr (TERMS == 2) {
+      asm("{\n.reg .f16 l, h;\nmov.b32 {l, h}, %2;\ncvt.f32.f16 %0, l;\ncvt.f32.f16 %1, h;\n}"
+          : "=f"(hi0), "=f"(hi1) : "r"(reg[0]));
+      const float lo0 = (x0 - hi0) * 2048.0f, lo1 = (x1 - hi1) * 2048.0f;   // exact (normal or 0)
+      float part0 = lo0, part1 = lo1;
+      if (rz0 || rz1) {
+        part0 = round_part<FMT>(lo0, rz0);
+        part1 = round_part<FMT>(lo1, rz1);
+      }
+      asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(reg[1]) : "f"(part1), "f"(part0));
+    }
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < TERMS; ++i) {
     if constexpr (FMT == FMT_TF32) {
@@ -295,12 +330,14 @@ struct StockhamPass {
   static constexpr int TILES = (ROWS + TILE_ROWS - 1) / TILE_ROWS;   // at least 4: 2 per warpgroup
   static constexpr bool TWIDDLES = N / Q > R;               // m > 1
   static constexpr bool SMALL = (PAIRS & ~1u) != 0;         // products with i + j > 0 (not one-part)
+  static constexpr float SMALL_SCALE = 1.0f / (1 << F::SHIFT);
   // Register i of k-step ks holds element c0 + STEP * j (j = 2 * ks + i / 2) of the sub-vector in row
   // row0 + 8 * (i % 2) (tf32: its real part for even t, imaginary for odd); its value index is that
   // of element c0 plus STEP * j * SUB (for a power of two N, sharing no bit with it: Slots). Likewise
   // output k1 = t + 4 * nt.
   static constexpr int STEP = 2 * F::ELEMS;
   using Parts = unsigned[TERMS][KSTEPS][4];                 // A fragments of every part
+  using Exponents = int[2];                                 // SCALED: rows row0 and row0 + 8's scale
   using Twiddles = float2[COLS / 8][2];
   using Sums = float[COLS / 2];
 
@@ -318,22 +355,53 @@ struct StockhamPass {
     return ROWS % TILE_ROWS && r >= ROWS ? ROWS - 1 : r;
   }
 
-  // The tile's sub-vectors, split into parts. CHECK: `probe` becomes NaN if one of them is NaN or ±inf
-  // (v * 0 is NaN for just those values: one FMA a value, where a compare costs two integer ops).
-  __device__ __forceinline__ void load(int tile, Parts& a, float& probe) const {
+  // Register i of k-step ks's value (zero past the sub-vector), from the slots `in` of element c0.
+  __device__ __forceinline__ float2 element(const int (&in)[2], int ks, int i) const {
+    const int j = 2 * ks + (i >> 1);
+    return c0 + STEP * j < R ? src[S::at(in[i & 1], STEP * j * SUB)] : make_float2(0.f, 0.f);
+  }
+
+  // The tile's sub-vectors, split into parts (fp16: each row scaled first, its exponent kept, from
+  // a first read of its values). CHECK: `probe` becomes NaN if one of them is NaN or ±inf (v * 0 is
+  // NaN for just those values: one FMA a value, where a compare costs two integer ops).
+  __device__ __forceinline__ void load(int tile, Parts& a, Exponents& exponent, float& probe) const {
     int in[2];                                              // slots (S::base) of element c0
 #pragma unroll
     for (int h = 0; h < 2; ++h) in[h] = S::base((row(tile, h) / SUB) * N + row(tile, h) % SUB + c0 * SUB);
+    bool saturates[2] = {false, false};
+    if constexpr (F::SCALED) {                              // a row's values: its quad's registers
+      unsigned peak[2] = {0u, 0u};
+#pragma unroll
+      for (int ks = 0; ks < KSTEPS; ++ks)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const float2 v = element(in, ks, i);
+          if constexpr (CHECK) probe = fmaf(v.x, 0.f, fmaf(v.y, 0.f, probe));
+          peak[i & 1] = max(peak[i & 1], max(finite_magnitude(v.x), finite_magnitude(v.y)));
+        }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        peak[h] = max(peak[h], __shfl_xor_sync(0xFFFFFFFFu, peak[h], 1));
+        peak[h] = max(peak[h], __shfl_xor_sync(0xFFFFFFFFu, peak[h], 2));
+        exponent[h] = pow2_exponent(peak[h], F::EMAX);
+        saturates[h] = exponent[h] == 128 - F::EMAX;
+      }
+    }
 #pragma unroll
     for (int ks = 0; ks < KSTEPS; ++ks)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        const int j = 2 * ks + (i >> 1);
-        const float2 v = c0 + STEP * j < R ? src[S::at(in[i & 1], STEP * j * SUB)] : make_float2(0.f, 0.f);
-        if constexpr (CHECK) probe = fmaf(v.x, 0.f, fmaf(v.y, 0.f, probe));
         unsigned parts[TERMS];
-        if constexpr (FMT == FMT_TF32) split_registers<FMT, TERMS>((t & 1) ? v.y : v.x, 0.f, parts);
-        else split_registers<FMT, TERMS>(v.x, v.y, parts);
+        if constexpr (F::SCALED) {
+          const float2 v = element(in, ks, i);
+          const int e = -exponent[i & 1];
+          split_registers<FMT, TERMS>(scale_pow2(v.x, e), scale_pow2(v.y, e), parts, saturates[i & 1]);
+        } else {
+          const float2 v = element(in, ks, i);
+          if constexpr (CHECK) probe = fmaf(v.x, 0.f, fmaf(v.y, 0.f, probe));
+          if constexpr (FMT == FMT_TF32) split_registers<FMT, TERMS>((t & 1) ? v.y : v.x, 0.f, parts);
+          else split_registers<FMT, TERMS>(v.x, v.y, parts);
+        }
 #pragma unroll
         for (int p = 0; p < TERMS; ++p) a[p][ks][i] = parts[p];
       }
@@ -341,7 +409,8 @@ struct StockhamPass {
 
   // Multiplies `a` by the DFT block and stores the tile's outputs, times their twiddles; meanwhile
   // `next` (when has_next) receives the parts of tile + FFT_WARPGROUPS.
-  __device__ __forceinline__ void run(int tile, const Parts& a, bool has_next, Parts& next, float& probe) const {
+  __device__ __forceinline__ void run(int tile, const Parts& a, const Exponents& exponent, bool has_next, Parts& next,
+                                      Exponents& next_exponent, float& probe) const {
     int out[2];                                             // slots (S::base) of output t
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -356,7 +425,7 @@ struct StockhamPass {
       else kstep_products<FMT, TERMS, PAIRS, COLS, KSTEPS>(small2, big2, a, block, ks, ks > CHAIN);
     }
     warpgroup_commit();
-    if (has_next) load(tile + FFT_WARPGROUPS, next, probe);
+    if (has_next) load(tile + FFT_WARPGROUPS, next, next_exponent, probe);
     Twiddles w;                                             // loaded while the products run
 #pragma unroll
     for (int nt = 0; nt < COLS / 8; ++nt)
@@ -381,7 +450,13 @@ struct StockhamPass {
       for (int nt = 0; nt < COLS / 8; ++nt) {
         if (nt * 4 + t >= R) continue;                      // output k1 (Re, Im) = columns 2k1, 2k1+1
         const int e = nt * 4 + 2 * h;
-        float2 z = SMALL ? make_float2(small[e] + big[e], small[e + 1] + big[e + 1]) : make_float2(big[e], big[e + 1]);
+        float2 z = make_float2(big[e], big[e + 1]);
+        if constexpr (SMALL && F::SHIFT) z = make_float2(fmaf(small[e], SMALL_SCALE, z.x), fmaf(small[e + 1], SMALL_SCALE, z.y));
+        else if constexpr (SMALL) z = make_float2(small[e] + z.x, small[e + 1] + z.y);
+        if constexpr (F::SCALED) {
+          const int n = exponent[h] + F::BLOCK_EXPONENT;
+          z = make_float2(scale_pow2(z.x, n), scale_pow2(z.y, n));
+        }
         if constexpr (TWIDDLES) z = complex_mul(z, w[nt][h]);
         dst[S::at(out[h], 4 * nt * Q)] = z;
       }
@@ -389,27 +464,28 @@ struct StockhamPass {
   }
 
   // Every tile of this warpgroup: two at a time (parts in a0, a1 by turns) for a power of two whose
-  // parts take at most 24 registers a tile in two k-steps, else one at a time (ptxas spills with more
-  // registers or the per-index swizzle of other lengths; 1000 = 8·5·5·5 measured 5% slower two at a
-  // time, one-k-step passes ~1%).
-  static constexpr bool OVERLAP = TERMS * KSTEPS * 4 <= 24 && S::LINEAR && KSTEPS >= 2;
+  // parts take at most 24 registers a tile in two k-steps and no row scaling, else one at a time
+  // (ptxas spills with more registers, fp16's row scaling or the per-index swizzle of other lengths;
+  // 1000 = 8·5·5·5 measured 5% slower two at a time, one-k-step passes ~1%).
+  static constexpr bool OVERLAP = TERMS * KSTEPS * 4 <= 24 && S::LINEAR && KSTEPS >= 2 && !F::SCALED;
   __device__ __forceinline__ void operator()(unsigned& seen) const {
     const int group = threadIdx.x >> 7;
     Parts a0, a1;
+    Exponents e0, e1;
     float probe = 0.f;
     if constexpr (!OVERLAP) {
 #pragma unroll 1
       for (int tile = group; tile < TILES; tile += FFT_WARPGROUPS) {
-        load(tile, a0, probe);
-        run(tile, a0, false, a1, probe);
+        load(tile, a0, e0, probe);
+        run(tile, a0, e0, false, a1, e1, probe);
       }
     } else {
-      load(group, a0, probe);
+      load(group, a0, e0, probe);
 #pragma unroll 1
       for (int tile = group; tile < TILES; tile += 2 * FFT_WARPGROUPS) {
-        run(tile, a0, tile + FFT_WARPGROUPS < TILES, a1, probe);
+        run(tile, a0, e0, tile + FFT_WARPGROUPS < TILES, a1, e1, probe);
         if (tile + FFT_WARPGROUPS >= TILES) break;
-        run(tile + FFT_WARPGROUPS, a1, tile + 2 * FFT_WARPGROUPS < TILES, a0, probe);
+        run(tile + FFT_WARPGROUPS, a1, e1, tile + 2 * FFT_WARPGROUPS < TILES, a0, e0, probe);
       }
     }
     if constexpr (CHECK) seen |= probe != probe;
@@ -554,7 +630,7 @@ __device__ __forceinline__ void store_pairs(float2* y, const float2* smem, long 
 // a.use_table != 0): complex64 factors of the outputs, indexed by the output offset inside the batch;
 // nonfinite (or null) is set to 1 when a value read from x is NaN or ±inf. x and y do not overlap.
 // Each CTA loops over line blocks blockIdx.x, blockIdx.x + gridDim.x, ...
-template <int FMT,         // part format: FMT_TF32 or FMT_BF16
+template <int FMT,         // part format: FMT_TF32, FMT_BF16 or FMT_FP16 (power-of-two scaling)
           int TERMS,       // parts per value
           unsigned PAIRS,  // bit 3*i + j set: product of part i (data) and part j (DFT block) taken
           int N>           // transform length: 2**a 3**b 5**c 7**d <= FFT_ELEMENTS

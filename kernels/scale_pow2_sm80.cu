@@ -9,22 +9,8 @@
 
 constexpr int WARPS = 8;   // warps per block of the exponent kernels
 
-// |v|'s bits when v is finite, else 0 (NaN/inf do not count towards the exponent).
-__device__ __forceinline__ unsigned finite_magnitude(float v) {
-  const unsigned magnitude = __float_as_uint(v) & 0x7FFFFFFFu;
-  return magnitude < 0x7F800000u ? magnitude : 0u;
-}
-
 __device__ __forceinline__ unsigned finite_magnitude4(float4 v) {
   return max(max(finite_magnitude(v.x), finite_magnitude(v.y)), max(finite_magnitude(v.z), finite_magnitude(v.w)));
-}
-
-// Exponent of a slice whose largest finite magnitude has bits `peak`: with peak = f * 2**e, f in
-// [0.5, 1), e - emax; 0 for an all-zero slice.
-__device__ __forceinline__ int pow2_exponent(unsigned peak, int emax) {
-  if (peak == 0) return 0;
-  const int e = (peak >> 23) ? static_cast<int>(peak >> 23) - 126 : 32 - __clz(peak & 0x7FFFFFu) - 149;
-  return e - emax;
 }
 
 // Exponent of each row of x (rows, cols): one warp per row, 16-byte loads where aligned.

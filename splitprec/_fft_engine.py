@@ -71,7 +71,8 @@ KERNEL_FILE = "fft_stockham_sm90.cu"
 NAN_FILE = "nan_lines_sm80.cu"   # the non-finite lines' fix-up, any GPU
 KERNEL_ELEMENTS = 4096           # complex values per CTA of the kernel (FFT_ELEMENTS)
 KERNEL_THREADS = 256
-_FORMAT_CODE = {"tf32": 0, "bf16": 1}
+_FORMAT_CODE = {"tf32": 0, "bf16": 1, "fp16": 2}
+_KERNEL_SCALING = {"tf32": ("none", 0), "bf16": ("none", 0), "fp16": ("pow2", 11)}   # (scaling, shift) built in
 _CTAS_PER_SM = 2                 # the kernel's __launch_bounds__; each CTA loops over line blocks
 GPU_ROWS = 1 << 20               # rows per GEMM-engine call: bounds the engine's temporary parts
 FOUR_STEP_MAX = 1 << 24          # longest length run in steps of at most 4096 (two, or three)
@@ -198,10 +199,12 @@ class Plan:
 
 def kernel_supported(n, d):
     """True when the fused kernel runs a length-``n`` transform in scheme ``d`` on the current GPU:
-    ``2 <= n <= 4096`` with no prime factor above 7, parts tf32 or bf16 without scaling, Hopper (the
-    kernel's wgmma exists there only)."""
-    return (2 <= n <= KERNEL_ELEMENTS and factorize(n) is not None and d.base in _FORMAT_CODE
-            and d.scaling == "none" and d.shift == 0 and _hopper())
+    ``2 <= n <= 4096`` with no prime factor above 7, parts tf32 or bf16 without scaling or fp16 with
+    power-of-two scaling (and shift 11 between two parts), Hopper (the kernel's wgmma exists there
+    only)."""
+    scaling, shift = _KERNEL_SCALING.get(d.base, (None, None))
+    return (2 <= n <= KERNEL_ELEMENTS and factorize(n) is not None and d.scaling == scaling
+            and (d.terms == 1 or d.shift == shift) and _hopper())
 
 
 def _hopper():
@@ -222,14 +225,15 @@ def b_tiles(part, base):
     """The wgmma B operand of a zero-padded ``(32, cols)`` float32 part, as uint32 ``(cols, 32)``.
 
     Row ``n`` holds column ``n`` of the part (K-major: ``k`` along the row, 128 bytes: 32 tf32
-    values, or 32 bf16 values (the top 16 bits) and 32 zeros); the 16-byte chunk ``c`` of row ``n``
-    is stored at chunk ``c ^ (n % 8)`` (128-byte swizzle).
+    values, or 32 bf16 values (the top 16 bits) or fp16 values (exact: the part is one) and 32
+    zeros); the 16-byte chunk ``c`` of row ``n`` is stored at chunk ``c ^ (n % 8)`` (128-byte swizzle).
     """
-    bits = np.ascontiguousarray(np.asarray(part, np.float32).T).view(np.uint32)
+    values = np.ascontiguousarray(np.asarray(part, np.float32).T)
+    bits = values.view(np.uint32)
     cols = bits.shape[0]
-    if base == "bf16":
+    if base != "tf32":
         halves = np.zeros((cols, 64), np.uint16)
-        halves[:, :32] = bits >> 16
+        halves[:, :32] = bits >> 16 if base == "bf16" else values.astype(np.float16).view(np.uint16)
         bits = halves.view(np.uint32)
     rows = np.arange(cols)[:, None]
     tiles = np.empty((cols, 8, 4), np.uint32)
@@ -245,7 +249,9 @@ def block_cols(r):
 def kernel_blocks(radices, d):
     """The fused kernel's DFT-block parts for passes of ``radices``: the ``d.terms`` parts of each
     distinct radix ``r`` once, in pass order, each ``(block_cols(r), 32)`` uint32 in :func:`b_tiles`
-    layout, flattened and concatenated (the kernel's ``block_offset``)."""
+    layout, flattened and concatenated (the kernel's ``block_offset``). fp16 parts are scaled per
+    column, by ``2**(emax - 1)`` for every column (each one's largest entry is ``cos 0 = 1``), which
+    the kernel undoes as a constant (``Fragment::BLOCK_EXPONENT``)."""
     parts = []
     for r in dict.fromkeys(radices):
         for term in split(dft_block(r), d, axis=-2).terms:

@@ -530,7 +530,7 @@ def test_fftconvolve_overlap_save_nonfinite_rows_like_scipy():
 
 
 @pytest.mark.parametrize("n, scheme, gpu, length", [
-    (1000, "bf16x6", False, 1000), (1000, "bf16x6", True, 1024), (1000, "fp16x3", True, 1000),
+    (1000, "bf16x6", False, 1000), (1000, "bf16x6", True, 1024), (1000, "fp16x3", True, 1024),
     (11, "bf16x6", True, 16), (5, "bf16x6", True, 5), (2 ** 24 + 1, "tf32x3", True, 16796160)])
 def test_fftconvolve_length_is_a_fused_power_of_two_on_the_gpu(n, scheme, gpu, length, monkeypatch):
     xp = object() if gpu else np              # any namespace other than numpy means the GPU
@@ -576,7 +576,8 @@ def test_every_fft_kernel_instantiation_compiles_with_nvrtc():
     # Every part format, part count and radix appears; lengths with partial tiles and odd ones too.
     cases = [("tf32", 16), ("bf16", 16), ("bf16x3", 32), ("tf32x3", 64), ("bf16x6", 128),
              ("bf16x9", 4096), ("tf32x3", 4096), ("bf16x6", 512), ("bf16x6", 1000), ("tf32x3", 105),
-             ("bf16x9", 2187), ("tf32", 2401), ("bf16", 6), ("tf32x3", 3600)]
+             ("bf16x9", 2187), ("tf32", 2401), ("bf16", 6), ("tf32x3", 3600), ("fp16x3", 4096),
+             ("fp16x3", 1000), ("fp16x3", 2), ("fp16", 256)]
     expressions = [_fft_engine.kernel_expression(n, sp.dtype(name)) for name, n in cases]
     result, log = _nvrtc_compile(_fft_engine.KERNEL_FILE, expressions, "90")
     assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, log
@@ -619,12 +620,14 @@ def test_kernel_plans_every_length_as_the_host_does():
     assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, log
 
 
-@pytest.mark.parametrize("base", ["tf32", "bf16"])
+@pytest.mark.parametrize("base", ["tf32", "bf16", "fp16"])
 @pytest.mark.parametrize("cols", [32, 16, 8])
 def test_b_tiles_hold_the_part_k_major_with_128_byte_swizzle(base, cols):
     """Every entry of the (32, cols) part once; row n holds column n along k, and its 16-byte chunk c
-    sits at chunk c ^ (n % 8) (bf16: the top 16 bits, k 32..63 zero)."""
+    sits at chunk c ^ (n % 8) (bf16: the top 16 bits, fp16: its own bits; k 32..63 zero)."""
     bits = ((np.arange(32 * cols, dtype=np.uint32) + 0x3C00) << 16).reshape(32, cols)   # distinct bf16 values
+    if base == "fp16":                                                                  # distinct fp16 values
+        bits = (np.arange(32 * cols, dtype=np.float32) + 1).reshape(32, cols).view(np.uint32)
     tiles = _fft_engine.b_tiles(bits.view(np.float32), base)
     assert tiles.shape == (cols, 32) and tiles.dtype == np.uint32
     n, k = 5, 21
@@ -633,9 +636,13 @@ def test_b_tiles_hold_the_part_k_major_with_128_byte_swizzle(base, cols):
         values = tiles.reshape(-1)
     else:
         halves = tiles.view(np.uint16)
-        assert halves[n, ((k // 8) ^ (n % 8)) * 8 + k % 8] == bits[k, n] >> 16
+        half = np.float32(bits.view(np.float32)[k, n]).astype(np.float16).view(np.uint16) if base == "fp16" else \
+            bits[k, n] >> 16
+        assert halves[n, ((k // 8) ^ (n % 8)) * 8 + k % 8] == half
         assert np.count_nonzero(halves) == bits.size
-        values = halves[halves != 0].astype(np.uint32) << 16
+        nonzero = halves[halves != 0]
+        values = nonzero.view(np.float16).astype(np.float32).view(np.uint32) if base == "fp16" else \
+            nonzero.astype(np.uint32) << 16
     np.testing.assert_array_equal(np.sort(values), np.sort(bits.reshape(-1)))
 
 
@@ -645,24 +652,28 @@ def _unswizzled(tiles, base):
     bits = tiles.reshape(-1, 8, 4)[rows, np.arange(8) ^ (rows % 8)].reshape(tiles.shape)
     if base == "bf16":
         bits = bits.view(np.uint16)[:, :32].astype(np.uint32) << 16
+    if base == "fp16":
+        bits = bits.view(np.float16)[:, :32].astype(np.float32).view(np.uint32)
     return np.ascontiguousarray(bits.T).view(np.float32)
 
 
 @pytest.mark.parametrize("n, distinct", [(4096, [16]), (2048, [16, 8]), (1000, [8, 5]), (3600, [16, 9, 5]),
                                          (105, [7, 5, 3]), (2, [2])])
-@pytest.mark.parametrize("dtype", ["tf32x3", "bf16x9"])
+@pytest.mark.parametrize("dtype", ["tf32x3", "bf16x9", "fp16x3"])
 def test_kernel_blocks_hold_each_distinct_radix_once_in_pass_order(n, distinct, dtype):
     """The kernel finds a pass's DFT-block parts by its radix's place among the distinct radices
     (block_offset): each radix's parts once, (block_cols(r), 32) uint32 each, in pass order, summing
-    to the radix's DFT block (exactly for bf16x9's three parts) and zero outside it."""
+    to the radix's DFT block (exactly for bf16x9's three parts; fp16 parts times 2**(-11 i - 14),
+    the kernel's Fragment::BLOCK_EXPONENT) and zero outside it."""
     d = sp.dtype(dtype)
     blocks = _fft_engine.kernel_blocks(_fft_engine.factorize(n), d)
     offset = 0
     for r in distinct:
         cols = 8 if r <= 4 else 16 if r <= 8 else 32
         total = np.zeros((32, cols))
-        for _ in range(d.terms):
-            total += _unswizzled(blocks[offset:offset + 32 * cols].reshape(cols, 32), d.base)
+        for i in range(d.terms):
+            scale = 2.0 ** (-i * d.shift + (1 - d.format.emax)) if d.scaling == "pow2" else 1.0
+            total += scale * _unswizzled(blocks[offset:offset + 32 * cols].reshape(cols, 32), d.base)
             offset += 32 * cols
         block = _fft_engine.dft_block(r)
         np.testing.assert_allclose(total[:2 * r, :2 * r], block, rtol=0, atol=0 if dtype == "bf16x9" else 2 ** -21)
@@ -748,7 +759,7 @@ def test_gpu_two_step_kernel_agrees_with_cpu_engine(n, dtype):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("n", [2, 6, 105, 1000, 2187, 2401, 3600, 4000, 6000, 3 * 2 ** 12, 44100, 100000])
-@pytest.mark.parametrize("dtype", ["tf32x3", DEFAULT, "bf16"])
+@pytest.mark.parametrize("dtype", ["tf32x3", DEFAULT, "bf16", "fp16x3"])
 def test_gpu_mixed_radix_kernel_agrees_with_cpu_engine(n, dtype):
     """Lengths with factors 3, 5, 7 run every pass in the fused kernel (whole lines per CTA, the
     last tile of sub-vectors partial, odd lengths value by value; above 4096 two launches whose
@@ -915,14 +926,26 @@ def test_gpu_fused_kernel_gives_the_same_bits_for_unaligned_lines(n):
     cp.testing.assert_array_equal(_fft_engine.forward(unaligned, d), _fft_engine.forward(cp.asarray(x), d))
 
 
+@pytest.fixture
+def passes_only(monkeypatch):
+    """Plans made while the fixture lives run the passes engine (no fused kernel)."""
+    monkeypatch.setattr(_fft_engine, "kernel_supported", lambda n, d: False)
+    _fft_engine.plan.cache_clear()
+    yield
+    _fft_engine.plan.cache_clear()
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("family", ONE_D, ids=_ids)
-@pytest.mark.parametrize("n, dtype", [(1024, DEFAULT), (105, DEFAULT), (2 ** 13, DEFAULT), (6000, DEFAULT),
-                                      (3 * 2 ** 12, DEFAULT), (1000, "fp16x3"), (1009, DEFAULT)])
-# fused (2; 3, 5, 7), two steps (2; 2, 3, 5; 2, 3), passes (scaled parts: no fused kernel), Bluestein
-def test_gpu_nonfinite_lines_match_the_cpu_engine(family, n, dtype):
+@pytest.mark.parametrize("n, dtype, fused", [
+    (1024, DEFAULT, True), (105, DEFAULT, True), (2 ** 13, DEFAULT, True), (6000, DEFAULT, True),
+    (3 * 2 ** 12, DEFAULT, True), (1000, "fp16x3", True), (1009, DEFAULT, True), (1000, DEFAULT, False)])
+# fused (2; 3, 5, 7), two steps (2; 2, 3, 5; 2, 3), scaled parts, Bluestein, the passes engine
+def test_gpu_nonfinite_lines_match_the_cpu_engine(family, n, dtype, fused, request):
     """The kernels flag NaN/inf as they read it; flagged lines come out NaN as on the CPU."""
     cp = _cupy()
+    if not fused:
+        request.getfixturevalue("passes_only")
     ours, _, kind = family
     x = _signal((3, n), kind)
     x[1, 7] = np.inf
@@ -931,6 +954,29 @@ def test_gpu_nonfinite_lines_match_the_cpu_engine(family, n, dtype):
     y_gpu, y_cpu = ours(cp.asarray(x), dtype=dtype).get(), ours(x, dtype=dtype)
     np.testing.assert_array_equal(np.isnan(y_gpu), np.isnan(y_cpu))
     assert np.isfinite(y_gpu[0]).all() and np.isnan(y_gpu[1]).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [16, 4096, 1000, 2 ** 16])
+@pytest.mark.parametrize("dtype", ["fp16x3", "fp16"])
+def test_gpu_fp16_kernel_scales_each_sub_vector(n, dtype):
+    """fp16 parts hold 5 exponent bits: the fused kernel scales each sub-vector by its own power of
+    two, so lines 1e-30 and 1e30 in size, and a line whose halves differ by 1e20, keep the scheme's
+    error bound and agree with the CPU engine's same plan."""
+    cp = _cupy()
+    d = sp.dtype(dtype)
+    assert _fft_engine.runs_fused(_fft_engine.plan(n, d, "gpu"))
+    x = _signal((4, n), "c", seed=29)
+    x[0] *= np.float32(1e-30)
+    x[1] *= np.float32(1e30)
+    x[2, n // 2:] *= np.float32(1e-20)
+    ref = np.fft.fft(x.astype(np.complex128))
+    y_gpu = _fft_engine.forward(cp.asarray(x), d).get()
+    y_cpu = _fft_engine.forward(x, d)
+    assert np.isfinite(y_gpu).all()
+    assert (_per_line_error(y_gpu, ref) <= _fft_bound(x, dtype, engine="gpu")).all()
+    tol = _fft_bound(x, dtype, engine="gpu") + _fft_bound(x, dtype)
+    assert (_per_line_error(y_gpu, y_cpu) * np.linalg.norm(y_cpu, axis=-1) <= tol * np.linalg.norm(ref, axis=-1)).all()
 
 
 @pytest.mark.gpu

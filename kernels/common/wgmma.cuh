@@ -83,13 +83,15 @@ __device__ __forceinline__ void wgmma_step(float (&d)[64], unsigned long long de
 #define SPLITPREC_WGMMA_RS_N(N, D_REGS, A_REGS, DESC, ACC, ...)                                      \
   if constexpr (FMT == FMT_TF32)                                                                      \
     SPLITPREC_WGMMA_RS("m64n" #N "k8.f32.tf32.tf32", ", 1, 1", D_REGS, A_REGS, DESC, ACC, __VA_ARGS__); \
+  else if constexpr (FMT == FMT_BF16)                                                                 \
+    SPLITPREC_WGMMA_RS("m64n" #N "k16.f32.bf16.bf16", ", 1, 1, 0", D_REGS, A_REGS, DESC, ACC, __VA_ARGS__); \
   else                                                                                                \
-    SPLITPREC_WGMMA_RS("m64n" #N "k16.f32.bf16.bf16", ", 1, 1, 0", D_REGS, A_REGS, DESC, ACC, __VA_ARGS__)
+    SPLITPREC_WGMMA_RS("m64n" #N "k16.f32.f16.f16", ", 1, 1, 0", D_REGS, A_REGS, DESC, ACC, __VA_ARGS__)
 
-template <int FMT, int N>   // FMT_TF32 or FMT_BF16; N = 8, 16 or 32
+template <int FMT, int N>   // N = 8, 16 or 32
 __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const unsigned (&a)[4], unsigned long long desc_b,
                                          int accumulate) {
-  static_assert(FMT != FMT_FP16 && (N == 8 || N == 16 || N == 32), "wgmma_rs: tf32/bf16, n 8/16/32");
+  static_assert(N == 8 || N == 16 || N == 32, "wgmma_rs: n 8/16/32");
   if constexpr (N == 8) {
     SPLITPREC_WGMMA_RS_N(8, "{%0, %1, %2, %3}", "{%4, %5, %6, %7}", "%8", "%9",
                          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]));
