@@ -361,50 +361,54 @@ struct StockhamPass {
     return c0 + STEP * j < R ? src[S::at(in[i & 1], STEP * j * SUB)] : make_float2(0.f, 0.f);
   }
 
-  // The tile's sub-vectors, split into parts (fp16: each row scaled first, its exponent kept, from
-  // a first read of its values). CHECK: `probe` becomes NaN if one of them is NaN or ±inf (v * 0 is
-  // NaN for just those values: one FMA a value, where a compare costs two integer ops).
+  // The tile's sub-vectors, split into parts (fp16: each row scaled first, its exponent kept).
+  // CHECK: `probe` becomes NaN if one of them is NaN or ±inf (v * 0 is NaN for just those values: one
+  // FMA a value, where a compare costs two integer ops).
   __device__ __forceinline__ void load(int tile, Parts& a, Exponents& exponent, float& probe) const {
     int in[2];                                              // slots (S::base) of element c0
 #pragma unroll
     for (int h = 0; h < 2; ++h) in[h] = S::base((row(tile, h) / SUB) * N + row(tile, h) % SUB + c0 * SUB);
-    bool saturates[2] = {false, false};
+    float2 v[KSTEPS][4];
+#pragma unroll
+    for (int ks = 0; ks < KSTEPS; ++ks)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        v[ks][i] = element(in, ks, i);
+        if constexpr (CHECK) probe = fmaf(v[ks][i].x, 0.f, fmaf(v[ks][i].y, 0.f, probe));
+        if constexpr (!F::SCALED) split_into(a, ks, i, v[ks][i], false);
+      }
     if constexpr (F::SCALED) {                              // a row's values: its quad's registers
       unsigned peak[2] = {0u, 0u};
 #pragma unroll
       for (int ks = 0; ks < KSTEPS; ++ks)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const float2 v = element(in, ks, i);
-          if constexpr (CHECK) probe = fmaf(v.x, 0.f, fmaf(v.y, 0.f, probe));
-          peak[i & 1] = max(peak[i & 1], max(finite_magnitude(v.x), finite_magnitude(v.y)));
-        }
+        for (int i = 0; i < 4; ++i)
+          peak[i & 1] = max(peak[i & 1], max(finite_magnitude(v[ks][i].x), finite_magnitude(v[ks][i].y)));
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         peak[h] = max(peak[h], __shfl_xor_sync(0xFFFFFFFFu, peak[h], 1));
         peak[h] = max(peak[h], __shfl_xor_sync(0xFFFFFFFFu, peak[h], 2));
         exponent[h] = pow2_exponent(peak[h], F::EMAX);
-        saturates[h] = exponent[h] == 128 - F::EMAX;
       }
-    }
 #pragma unroll
-    for (int ks = 0; ks < KSTEPS; ++ks)
+      for (int ks = 0; ks < KSTEPS; ++ks)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        unsigned parts[TERMS];
-        if constexpr (F::SCALED) {
-          const float2 v = element(in, ks, i);
+        for (int i = 0; i < 4; ++i) {
           const int e = -exponent[i & 1];
-          split_registers<FMT, TERMS>(scale_pow2(v.x, e), scale_pow2(v.y, e), parts, saturates[i & 1]);
-        } else {
-          const float2 v = element(in, ks, i);
-          if constexpr (CHECK) probe = fmaf(v.x, 0.f, fmaf(v.y, 0.f, probe));
-          if constexpr (FMT == FMT_TF32) split_registers<FMT, TERMS>((t & 1) ? v.y : v.x, 0.f, parts);
-          else split_registers<FMT, TERMS>(v.x, v.y, parts);
+          split_into(a, ks, i, make_float2(scale_pow2(v[ks][i].x, e), scale_pow2(v[ks][i].y, e)),
+                     exponent[i & 1] == 128 - F::EMAX);
         }
+    }
+  }
+
+  // Register i of k-step ks of every part: the split of value v (tf32: its real part for even t,
+  // imaginary for odd).
+  __device__ __forceinline__ void split_into(Parts& a, int ks, int i, float2 v, bool saturates) const {
+    unsigned parts[TERMS];
+    if constexpr (FMT == FMT_TF32) split_registers<FMT, TERMS>((t & 1) ? v.y : v.x, 0.f, parts);
+    else split_registers<FMT, TERMS>(v.x, v.y, parts, saturates);
 #pragma unroll
-        for (int p = 0; p < TERMS; ++p) a[p][ks][i] = parts[p];
-      }
+    for (int p = 0; p < TERMS; ++p) a[p][ks][i] = parts[p];
   }
 
   // Multiplies `a` by the DFT block and stores the tile's outputs, times their twiddles; meanwhile
