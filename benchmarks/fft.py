@@ -27,7 +27,7 @@ from splitprec.dtypes import cheapest  # noqa: E402
 from gemm import header, time_ms  # noqa: E402
 
 DEFAULT = cheapest("fp32").name
-SCHEMES = ["tf32x3", DEFAULT]
+SCHEMES = ["tf32x3", "fp16x3", DEFAULT]
 TOTAL = 2 ** 24                       # complex values per C2C case
 C2C = [2 ** e for e in range(8, 25, 2)] + [1000, 1536, 2187, 3600, 1009, 4095, 3 * 2 ** 12, 100000]
 R2C = [2 ** 10, 2 ** 12, 2 ** 16, 2 ** 20, 2 ** 24]

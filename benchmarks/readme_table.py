@@ -18,7 +18,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 from splitprec import _fft_engine  # noqa: E402
 
 RESULTS = pathlib.Path(__file__).parent / "results"
-FFT_SCHEMES = ("bf16x6", "tf32x3")
+FFT_SCHEMES = ("bf16x6", "tf32x3", "fp16x3")
 
 
 ENGINE_ROWS = ("_sm80", "_sm90", "_cublas")     # engine-only rows: in the JSON, not in the README

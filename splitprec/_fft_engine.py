@@ -40,8 +40,9 @@ convolution done by two forward power-of-two transforms of length ``m >= 2n - 1`
 engine, read backwards (``DFT(DFT(z))[-k] = m z[k]``), with a complex64 product by the chirp's
 spectrum (computed in float64, divided by ``m``, rounded once) after the first.
 
-On Hopper GPUs, lengths 2..4096 with no prime factor above 7 in schemes of tf32 or bf16 parts
-without scaling run all their passes in one kernel, ``kernels/fft_stockham_sm90.cu`` (one read and
+On Hopper GPUs, lengths 2..4096 with no prime factor above 7 in every scheme of tf32 or bf16 parts
+(no scaling) or fp16 parts (power-of-two scaling of each sub-vector and of the DFT block's columns,
+as :func:`splitprec.split.split` scales the rows and columns of a product) run all their passes in one kernel, ``kernels/fft_stockham_sm90.cu`` (one read and
 one write of the data; the same passes, blocks, twiddles and split, each product's tensor-core
 chain at most 32 values of k long, 16 for tf32, then promoted into float32); the four-step lengths run each step as one launch of that kernel
 (strided loads and stores, the step-1 twiddles applied on store); other cases run the passes above
