@@ -101,6 +101,16 @@ template <int N> struct Slots {
   }
 };
 
+// 2**n (|n| <= 252) as two normal float32 factors: x * f[0] * f[1] is x * 2**n rounded once, except
+// that a subnormal first product rounds twice. For fp16's row scale that changes no part (a value
+// whose first product is subnormal has zero parts), and outputs that small flush to zero in the
+// twiddle product that follows.
+__device__ __forceinline__ void pow2_factors(int n, float (&f)[2]) {
+  const int half = n / 2;
+  f[0] = __int_as_float((half + 127) << 23);
+  f[1] = __int_as_float((n - half + 127) << 23);
+}
+
 // The complex64 product a * b (float32 operations, as the engine's complex64 product).
 __device__ __forceinline__ float2 complex_mul(float2 a, float2 b) {
   return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
@@ -273,18 +283,18 @@ __device__ __forceinline__ void split_registers(float x0, float x1, unsigned (&r
       }
       asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(reg[1]) : "f"(part1), "f"(part0));
     }
-    return;
-  }
+  } else {
 #pragma unroll
-  for (int i = 0; i < TERMS; ++i) {
-    if constexpr (FMT == FMT_TF32) {
-      const float part = round_part<FMT>(x0, false);
-      reg[i] = __float_as_uint(part);
-      x0 -= part;
-    } else {
-      asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(reg[i]) : "f"(x1), "f"(x0));
-      x0 -= __uint_as_float(reg[i] << 16);
-      x1 -= __uint_as_float(reg[i] & 0xFFFF0000u);
+    for (int i = 0; i < TERMS; ++i) {
+      if constexpr (FMT == FMT_TF32) {
+        const float part = round_part<FMT>(x0, false);
+        reg[i] = __float_as_uint(part);
+        x0 -= part;
+      } else {
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(reg[i]) : "f"(x1), "f"(x0));
+        x0 -= __uint_as_float(reg[i] << 16);
+        x1 -= __uint_as_float(reg[i] & 0xFFFF0000u);
+      }
     }
   }
 }
@@ -383,19 +393,21 @@ struct StockhamPass {
       for (int ks = 0; ks < KSTEPS; ++ks)
 #pragma unroll
         for (int i = 0; i < 4; ++i)
-          peak[i & 1] = max(peak[i & 1], max(finite_magnitude(v[ks][i].x), finite_magnitude(v[ks][i].y)));
+          peak[i & 1] = max(peak[i & 1], max(__float_as_uint(v[ks][i].x), __float_as_uint(v[ks][i].y)) & 0x7FFFFFFFu);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         peak[h] = max(peak[h], __shfl_xor_sync(0xFFFFFFFFu, peak[h], 1));
         peak[h] = max(peak[h], __shfl_xor_sync(0xFFFFFFFFu, peak[h], 2));
-        exponent[h] = pow2_exponent(peak[h], F::EMAX);
+        exponent[h] = pow2_exponent(peak[h], F::EMAX);   // NaN/inf rows: any, the line is set NaN after
       }
 #pragma unroll
       for (int ks = 0; ks < KSTEPS; ++ks)
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-          const int e = -exponent[i & 1];
-          split_into(a, ks, i, make_float2(scale_pow2(v[ks][i].x, e), scale_pow2(v[ks][i].y, e)),
+          float f[2];
+          pow2_factors(-exponent[i & 1], f);
+          split_into(a, ks, i, make_float2(mul_keep_subnormals(mul_keep_subnormals(v[ks][i].x, f[0]), f[1]),
+                                           mul_keep_subnormals(mul_keep_subnormals(v[ks][i].y, f[0]), f[1])),
                      exponent[i & 1] == 128 - F::EMAX);
         }
     }
@@ -458,8 +470,10 @@ struct StockhamPass {
         if constexpr (SMALL && F::SHIFT) z = make_float2(fmaf(small[e], SMALL_SCALE, z.x), fmaf(small[e + 1], SMALL_SCALE, z.y));
         else if constexpr (SMALL) z = make_float2(small[e] + z.x, small[e + 1] + z.y);
         if constexpr (F::SCALED) {
-          const int n = exponent[h] + F::BLOCK_EXPONENT;
-          z = make_float2(scale_pow2(z.x, n), scale_pow2(z.y, n));
+          float f[2];
+          pow2_factors(exponent[h] + F::BLOCK_EXPONENT, f);
+          z = make_float2(mul_keep_subnormals(mul_keep_subnormals(z.x, f[0]), f[1]),
+                          mul_keep_subnormals(mul_keep_subnormals(z.y, f[0]), f[1]));
         }
         if constexpr (TWIDDLES) z = complex_mul(z, w[nt][h]);
         dst[S::at(out[h], 4 * nt * Q)] = z;
