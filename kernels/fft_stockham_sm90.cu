@@ -393,7 +393,8 @@ struct StockhamPass {
       for (int ks = 0; ks < KSTEPS; ++ks)
 #pragma unroll
         for (int i = 0; i < 4; ++i)
-          peak[i & 1] = max(peak[i & 1], max(__float_as_uint(v[ks][i].x), __float_as_uint(v[ks][i].y)) & 0x7FFFFFFFu);
+          peak[i & 1] = max(peak[i & 1], max(__float_as_uint(v[ks][i].x) & 0x7FFFFFFFu,
+                                             __float_as_uint(v[ks][i].y) & 0x7FFFFFFFu));
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         peak[h] = max(peak[h], __shfl_xor_sync(0xFFFFFFFFu, peak[h], 1));
