@@ -275,7 +275,8 @@ __device__ __forceinline__ void split_registers(float x0, float x1, unsigned (&r
     if constexpr (TERMS == 2) {
       asm("{\n.reg .f16 l, h;\nmov.b32 {l, h}, %2;\ncvt.f32.f16 %0, l;\ncvt.f32.f16 %1, h;\n}"
           : "=f"(hi0), "=f"(hi1) : "r"(reg[0]));
-      const float lo0 = (x0 - hi0) * 2048.0f, lo1 = (x1 - hi1) * 2048.0f;   // exact (normal or 0)
+      constexpr float SHIFTED = 1 << Fragment<FMT>::SHIFT;
+      const float lo0 = (x0 - hi0) * SHIFTED, lo1 = (x1 - hi1) * SHIFTED;   // exact (normal or 0)
       float part0 = lo0, part1 = lo1;
       if (rz0 || rz1) {
         part0 = round_part<FMT>(lo0, rz0);
