@@ -2,29 +2,19 @@
 ``n2`` in one step or in two by the engine's rule (three launches), the measurement behind
 ``splitprec._fft_engine._power_of_two_split``:
 ``PYTHONPATH=. python3 benchmarks/fft_splits.py``. Prints, per length, µs per transform of the batch
-for each ``n1 x n2`` (CUDA events, median of 5 rounds of 10 back-to-back calls)."""
+for each ``n1 x n2`` (CUDA events, median of 5 rounds of 8 back-to-back calls)."""
+import pathlib
+import sys
+
 import cupy
 import numpy as np
 
-import splitprec as sp
-from splitprec import _fft_engine
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import splitprec as sp  # noqa: E402
+from fft import throughput_ms  # noqa: E402
+from splitprec import _fft_engine  # noqa: E402
 
 TOTAL = 2 ** 24
-
-
-def time_us(f):
-    for _ in range(3):
-        f()
-    rounds = []
-    for _ in range(5):
-        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        for _ in range(10):
-            f()
-        stop.record()
-        stop.synchronize()
-        rounds.append(cupy.cuda.get_elapsed_time(start, stop) * 100)
-    return float(np.median(rounds))
 
 
 def main():
@@ -41,7 +31,7 @@ def main():
             _fft_engine.four_step_lengths = lambda m, n=n, split=split: split if m == n else chosen(m)
             _fft_engine.plan.cache_clear()
             mark = "*" if split == chosen(n) else ""
-            row.append(f"{split[0]}x{split[1]}{mark}: {time_us(lambda: _fft_engine.forward(x, d)):.0f}")
+            row.append(f"{split[0]}x{split[1]}{mark}: {1e3 * throughput_ms(lambda: _fft_engine.forward(x, d), 5):.0f}")
         _fft_engine.four_step_lengths = chosen
         _fft_engine.plan.cache_clear()
         print(f"2**{e}", " | ".join(row), flush=True)
