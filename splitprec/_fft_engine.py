@@ -42,13 +42,14 @@ spectrum (computed in float64, divided by ``m``, rounded once) after the first.
 
 On Hopper GPUs, lengths 2..4096 with no prime factor above 7 in every scheme of tf32 or bf16 parts
 (no scaling) or fp16 parts (power-of-two scaling of each sub-vector and of the DFT block's columns,
-as :func:`splitprec.split.split` scales the rows and columns of a product) run all their passes in one kernel, ``kernels/fft_stockham_sm90.cu`` (one read and
-one write of the data; the same passes, blocks, twiddles and split, each product's tensor-core
-chain at most 32 values of k long, 16 for tf32, then promoted into float32); the four-step lengths run each step as one launch of that kernel
+as :func:`splitprec.split.split` scales the rows and columns of a product) run all their passes in
+one kernel, ``kernels/fft_stockham_sm90.cu`` (one read and one write of the data; the same passes,
+blocks, twiddles and split, each product's tensor-core chain at most 32 values of k long, 16 for
+tf32, then promoted into float32); the four-step lengths run each step as one launch of that kernel
 (strided loads and stores, the step-1 twiddles applied on store); other cases run the passes above
-one by one. The
-same launches run overlap-save convolutions (:func:`overlap_save`): the kernel cuts the blocks
-from the input rows as it loads and places the kept outputs in the output rows as it stores.
+one by one. The same launches run overlap-save convolutions (:func:`overlap_save`): the kernel cuts
+the blocks from the input rows as it loads and places the kept outputs in the output rows as it
+stores.
 
 Real input (:func:`real_forward`, :func:`real_inverse`) of even length ``n`` runs one complex
 transform of length ``n / 2`` on the packed pairs ``x[2j] + i x[2j+1]``, with a complex64 step after
@@ -73,7 +74,8 @@ NAN_FILE = "nan_lines_sm80.cu"   # the non-finite lines' fix-up, any GPU
 KERNEL_ELEMENTS = 4096           # complex values per CTA of the kernel (FFT_ELEMENTS)
 KERNEL_THREADS = 256
 _FORMAT_CODE = {"tf32": 0, "bf16": 1, "fp16": 2}
-_KERNEL_SCALING = {"tf32": ("none", 0), "bf16": ("none", 0), "fp16": ("pow2", 11)}   # (scaling, shift) built in
+# The (scaling, shift) each part format's kernel has built in.
+_KERNEL_SCALING = {"tf32": ("none", 0), "bf16": ("none", 0), "fp16": ("pow2", 11)}
 _CTAS_PER_SM = 2                 # the kernel's __launch_bounds__; each CTA loops over line blocks
 GPU_ROWS = 1 << 20               # rows per GEMM-engine call: bounds the engine's temporary parts
 FOUR_STEP_MAX = 1 << 24          # longest length run in steps of at most 4096 (two, or three)

@@ -152,7 +152,8 @@ def _transform(x, n, axis, *, norm, inverse, kind, d):
     if xp is not np:
         x = xp.ascontiguousarray(x)
         flag = xp.zeros(1, np.uint32)
-        y = _fft_engine.nan_flagged_lines(x, _line(x, n, kind=kind, inverse=inverse, d=d, nonfinite=flag), flag)
+        y = _line(x, n, kind=kind, inverse=inverse, d=d, nonfinite=flag)
+        y = _fft_engine.nan_flagged_lines(x, y, flag)
     else:
         bad = _nonfinite_lines(x, xp)
         any_bad = bool(bad.any())
