@@ -4,8 +4,9 @@ Batched C2C transforms (2**24 complex values per case: N = 2**8 .. 2**24, and no
 R2C, and FFT convolutions on N(0,1) data, each timed with CUDA events after a warm-up: "seconds" is
 the throughput of a stream of calls (median over ``--reps`` rounds of 8 back-to-back calls between
 two events, so the host's launch work overlaps the GPU's, as in a batched workload), and
-"latency_seconds" one call alone between the events (median of ``--reps``). Error: normwise against cupy's complex128 FFT (float64 convolution) of the same input. Speed:
-GB/s counts one read of the input and one write of the output. Accuracy is checked first: every
+"latency_seconds" one call alone between the events (median of ``--reps``). Error: normwise
+against cupy's complex128 FFT (float64 convolution) of the same input. Speed: GB/s counts one read
+of the input and one write of the output. Accuracy is checked first: every
 fp32-class row must be within 2x cuFFT's error (cupyx's for convolutions); a miss is reported and
 the script exits 1 after writing ``benchmarks/results/fft-<date>-<sha>.json``.
 Usage: ``PYTHONPATH=. python3 benchmarks/fft.py [--reps 10] [--out DIR] [--sizes N ...] [--no-passes]``; ``--table RESULTS.json``

@@ -31,7 +31,8 @@ def main():
             _fft_engine.four_step_lengths = lambda m, n=n, split=split: split if m == n else chosen(m)
             _fft_engine.plan.cache_clear()
             mark = "*" if split == chosen(n) else ""
-            row.append(f"{split[0]}x{split[1]}{mark}: {1e3 * throughput_ms(lambda: _fft_engine.forward(x, d), 5):.0f}")
+            us = 1e3 * throughput_ms(lambda: _fft_engine.forward(x, d), 5)
+            row.append(f"{split[0]}x{split[1]}{mark}: {us:.0f}")
         _fft_engine.four_step_lengths = chosen
         _fft_engine.plan.cache_clear()
         print(f"2**{e}", " | ".join(row), flush=True)

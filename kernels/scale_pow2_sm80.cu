@@ -9,6 +9,12 @@
 
 constexpr int WARPS = 8;   // warps per block of the exponent kernels
 
+// |v|'s bits when v is finite, else 0 (NaN/inf do not count towards the exponent).
+__device__ __forceinline__ unsigned finite_magnitude(float v) {
+  const unsigned magnitude = __float_as_uint(v) & 0x7FFFFFFFu;
+  return magnitude < 0x7F800000u ? magnitude : 0u;
+}
+
 __device__ __forceinline__ unsigned finite_magnitude4(float4 v) {
   return max(max(finite_magnitude(v.x), finite_magnitude(v.y)), max(finite_magnitude(v.z), finite_magnitude(v.w)));
 }

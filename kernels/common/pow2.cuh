@@ -34,12 +34,6 @@ __device__ __forceinline__ float scale_pow2(float x, int n) {
   return r;
 }
 
-// |v|'s bits when v is finite, else 0 (NaN/inf do not count towards the exponent).
-__device__ __forceinline__ unsigned finite_magnitude(float v) {
-  const unsigned magnitude = __float_as_uint(v) & 0x7FFFFFFFu;
-  return magnitude < 0x7F800000u ? magnitude : 0u;
-}
-
 // Exponent of a slice whose largest finite magnitude has bits `peak`: with peak = f * 2**e, f in
 // [0.5, 1), e - emax; 0 for an all-zero slice.
 __device__ __forceinline__ int pow2_exponent(unsigned peak, int emax) {
