@@ -35,7 +35,8 @@ template <int FMT,           // part format (PartFormat)
           int SMALL_SHIFT,   // the products with i+j > 0 are scaled by 2**-SMALL_SHIFT (all share it)
           int STAGES>        // pipeline depth, in k-blocks
 __global__ void __launch_bounds__(THREADS, 1)
-gemm_split_sm90(const char* maps,       // tensor maps (128 B each, in global memory): A's parts, B's parts
+gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts, as rows (below)
+                const __grid_constant__ TensorMap map_b,   // B's parts (B transposed), as rows
                 float* c,               // (batch, m, n) float32
                 const int* exponent_a,  // pow2 scaling: (batch, m) and (batch, n) exponents, or null
                 const int* exponent_b,
@@ -52,8 +53,6 @@ gemm_split_sm90(const char* maps,       // tensor maps (128 B each, in global me
   const unsigned base = (shared_address(smem) + 1023u) & ~1023u;
   const unsigned full0 = shared_address(full), empty0 = shared_address(empty);
   const int tid = threadIdx.x, z = z0 + blockIdx.y;
-  const void* map_a = maps;
-  const void* map_b = maps + 128;
 
   // Raster: groups of GROUP_M block rows, walked column by column.
   const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
@@ -73,8 +72,6 @@ gemm_split_sm90(const char* maps,       // tensor maps (128 B each, in global me
   if (tid >= CONSUMERS) {                  // producer warpgroup: one thread issues every copy
     set_register_limit<false, 40>();
     if (tid == CONSUMERS) {
-      tensor_map_acquire(map_a);
-      tensor_map_acquire(map_b);
       for (int kb = 0; kb < k_blocks; ++kb) {   // fill stage kb % STAGES once both consumers are done with it
         const int s = kb % STAGES;
         const unsigned stage = base + s * STAGE_BYTES, bar = full0 + 8 * s;

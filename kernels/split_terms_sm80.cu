@@ -7,7 +7,8 @@
 // engine (batch, rows, terms * K'), where a negative part stride lays B's parts out last to first.
 // Each thread reads four adjacent values of a row (one 16-byte load where aligned) and writes four
 // adjacent parts of an output row per part (8 bytes of bf16/fp16, 16 of tf32); the transposed
-// layout goes through a shared-memory tile.
+// layout goes through a shared-memory tile. Given a peak word, NaN/inf are split as zeros, and the
+// peak and the flags of the rows (columns) holding them are what kernels/gemm_nonfinite_sm80.cu reads.
 #include "common/load.cuh"
 #include "common/pow2.cuh"
 #include "common/split.cuh"
@@ -65,8 +66,9 @@ split_terms_sm80(const float* x,        // (batch, rows, cols) float32; finite u
                  int pad,               // K padded: cols_pad (A) or rows_pad (B), whole 128-byte k-blocks
                  long long row_stride,  // elements from one output row to the next (>= pad, multiple of 4)
                  long long term_stride, // elements from one part to the next (multiple of 4, may be negative)
-                 unsigned* peak)        // null, or: atomicMax of |x|'s bits; NaN/inf are split as 0
-{
+                 unsigned* peak,        // null, or: atomicMax of |x|'s bits; NaN/inf are split as 0
+                 unsigned* lines)       // with peak: (batch, rows), or (batch, cols) when TRANSPOSE, zeroed;
+{                                       // set nonzero where a row (column) holds NaN/inf
   __shared__ float tile[TRANSPOSE ? TILE : 1][TILE + 1];   // (k, n) of B, padded against bank conflicts
   const int z = blockIdx.z, c0 = blockIdx.x * TILE;
   const int ty = threadIdx.x / (TILE / 4), tx = 4 * (threadIdx.x % (TILE / 4));   // tile row (first pass), column
@@ -91,7 +93,11 @@ split_terms_sm80(const float* x,        // (batch, rows, cols) float32; finite u
       for (int q = 0; q < 4; ++q) {
         const unsigned magnitude = __float_as_uint(v[p][q]) & 0x7FFFFFFFu;
         largest = max(largest, magnitude);
-        if (peak && magnitude >= 0x7F800000u) v[p][q] = 0.0f;
+        if (peak && magnitude >= 0x7F800000u) {
+          v[p][q] = 0.0f;
+          const int line = TRANSPOSE ? c0 + tx + q : r0 + ty + p * PASS_ROWS;
+          lines[static_cast<long long>(z) * (TRANSPOSE ? cols : rows) + line] = 1u;
+        }
         if constexpr (TRANSPOSE) tile[ty + p * PASS_ROWS][tx + q] = v[p][q];
       }
     }

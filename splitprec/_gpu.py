@@ -10,7 +10,8 @@ round-to-nearest adds at least every ``d.gpu_k_block(k)`` values of k, and adds 
   producer warpgroup and two wgmma consumer warpgroups, hi*hi promoted in registers every
   ``cublas_chunk`` values of k and the small products in a second accumulator over all of k: one
   launch for all products, no partial sums through memory. Its operands are described to the TMA
-  unit by tensor maps that ``cuTensorMapEncodeTiled`` (the CUDA driver, through ctypes) encodes.
+  unit by tensor maps that ``cuTensorMapEncodeTiled`` (the CUDA driver, through ctypes) encodes,
+  passed to the kernel by value.
 - ``"sm80"``: ``kernels/gemm_split_sm80.cu`` (mma.sync, cp.async pipeline), promoting the small
   products and hi*hi every 128-byte k-block (64 bf16/fp16 or 32 tf32 values of k).
   Both kernels read A as (terms, batch, m, K') and B transposed as (terms, batch, n, K').
@@ -37,6 +38,7 @@ SPLIT_FILE = "split_terms_sm80.cu"
 GEMM_FILE = "gemm_split_sm80.cu"
 GEMM90_FILE = "gemm_split_sm90.cu"
 SCALE_FILE = "scale_pow2_sm80.cu"
+NONFINITE_FILE = "gemm_nonfinite_sm80.cu"
 ENGINES = ("auto", "sm90", "sm80", "cublas")
 _FORMAT_CODE = {"tf32": 0, "bf16": 1, "fp16": 2}
 _ELEMENT_BYTES = {"tf32": 4, "bf16": 2, "fp16": 2}
@@ -135,7 +137,8 @@ def instantiations():
     return {SPLIT_FILE: sorted({split_expression(d, transpose=t) for d in schemes for t in (False, True)}),
             GEMM_FILE: sorted({gemm_expression(d, TILES.get(d.name, DEFAULT_TILE)) for d in schemes}),
             GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes}),
-            SCALE_FILE: ["row_exponents", "column_peaks", "peak_exponents", "scale_rows_cols"]}
+            SCALE_FILE: ["row_exponents", "column_peaks", "peak_exponents", "scale_rows_cols"],
+            NONFINITE_FILE: ["gemm_nonfinite"]}
 
 
 def padded_k(k, d):
@@ -177,18 +180,6 @@ def _pow2_exponents(x, fmt, axis):
     return exponent
 
 
-@functools.lru_cache(maxsize=None)
-def _any_nan_kernel():
-    import cupy
-    return cupy.ReductionKernel("float32 val", "bool found", "(__float_as_int(val) & 0x7FFFFFFF) > 0x7F800000",
-                                "a || b", "found = a", "false", "splitprec_any_nan")
-
-
-def any_nan(x):
-    """True when float32 cupy ``x`` holds a NaN (one pass over the bits, no boolean temporary)."""
-    return bool(_any_nan_kernel()(x))
-
-
 @dataclass(frozen=True)
 class Operand:
     """Split operand: ``parts`` in the layout of the engine that reads it; ``exponent`` (batch, rows)
@@ -198,11 +189,13 @@ class Operand:
     exponent: object
 
 
-def _split_into(x, d, out, exponent, *, transpose, pad, row_stride, term_stride, peak):
+def _split_into(x, d, out, exponent, *, transpose, pad, row_stride, term_stride, report):
     """Write the parts of ``x`` (batch, rows, cols) into flat ``out``: part i of output row r, k-column
-    c at ``out[i * term_stride + r * row_stride + c]`` (rows counted across the batch). With ``peak``
-    (a uint32 device scalar) the kernel raises it to the largest ``|x|`` bits it reads (NaN/inf
-    included) and splits NaN/inf as zeros."""
+    c at ``out[i * term_stride + r * row_stride + c]`` (rows counted across the batch). With
+    ``report = (peak, lines)`` (uint32 device arrays, zeroed: one word, and one per output row across
+    the batch) the kernel raises ``peak`` to the largest ``|x|`` bits it reads (NaN/inf included),
+    splits NaN/inf as zeros and sets ``lines`` where an output row (a row of A, a column of B) holds
+    one."""
     from ._launch import launch
     batch, rows, cols = x.shape
     out_rows = cols if transpose else rows
@@ -213,14 +206,14 @@ def _split_into(x, d, out, exponent, *, transpose, pad, row_stride, term_stride,
         launch(SPLIT_FILE, split_expression(d, transpose=transpose), grid[:2] + (z1 - z0,), (256, 1, 1),
                (x[z0:z1], out[z0 * out_rows * row_stride:], None if exponent is None else exponent[z0:z1],
                 np.int32(rows), np.int32(cols), np.int32(pad), np.int64(row_stride), np.int64(term_stride),
-                peak))
+                *((None, None) if report is None else (report[0], report[1][z0 * out_rows:]))))
 
 
 def _exponent(x, d, transpose):
     return _pow2_exponents(x, d.format, -2 if transpose else -1) if d.scaling == "pow2" else None
 
 
-def split_operand(x, d, *, transpose, pad, peak=None):
+def split_operand(x, d, *, transpose, pad, report=None):
     """Parts of ``x`` (batch, rows, cols) float32, finite, C-contiguous, for the split GEMM kernels:
     (terms, batch, rows, K') K-major; B is given with transpose=True.
 
@@ -232,11 +225,11 @@ def split_operand(x, d, *, transpose, pad, peak=None):
     parts = cupy.empty((d.terms, batch, cols if transpose else rows, pad), _storage(d))
     exponent = _exponent(x, d, transpose)
     _split_into(x, d, parts.reshape(-1), exponent, transpose=transpose, pad=pad, row_stride=pad,
-                term_stride=parts[0].size, peak=peak)
+                term_stride=parts[0].size, report=report)
     return Operand(parts, exponent)
 
 
-def split_stacked(x, d, *, transpose, pad, peak=None):
+def split_stacked(x, d, *, transpose, pad, report=None):
     """Parts of ``x`` for the cuBLAS engine: (batch, rows, terms * K'), one row holding its parts side by
     side along K, A's (transpose=False) first to last and B's last to first, so that every group of
     products with one ``i + j`` is one contiguous K window of both operands. The same parts as
@@ -247,7 +240,7 @@ def split_stacked(x, d, *, transpose, pad, peak=None):
     flat = stacked.reshape(-1)
     exponent = _exponent(x, d, transpose)
     _split_into(x, d, flat[(d.terms - 1) * pad:] if transpose else flat, exponent, transpose=transpose,
-                pad=pad, row_stride=d.terms * pad, term_stride=-pad if transpose else pad, peak=peak)
+                pad=pad, row_stride=d.terms * pad, term_stride=-pad if transpose else pad, report=report)
     return Operand(stacked, exponent)
 
 
@@ -315,12 +308,16 @@ def _encode_tiled():
 
 
 _TMA_UINT16, _TMA_UINT32, _TMA_SWIZZLE_128B, _TMA_L2_256B = 1, 2, 3, 3   # CUtensorMap* enum values
+_TENSOR_MAP = np.dtype((np.void, 128))                                    # CUtensorMap's bytes
 
 
-def _tensor_map(parts, out):
-    """Encode into host bytes ``out`` (128, 64-byte aligned) the TMA map of ``parts`` (terms, batch,
-    rows, K') viewed as (terms * batch * rows, K'): boxes of 128 rows x 128 bytes, 128-byte swizzle."""
+def _tensor_map(parts):
+    """The TMA map of ``parts`` (terms, batch, rows, K') viewed as (terms * batch * rows, K'): boxes of
+    128 rows x 128 bytes, 128-byte swizzle; a one-element numpy array, which cupy passes to the
+    kernel by value (a ``__grid_constant__`` parameter: no copy to the device, no wait)."""
     import ctypes
+    host = np.zeros(2 * _TENSOR_MAP.itemsize, np.uint8)
+    out = host[-host.ctypes.data % 64:][:_TENSOR_MAP.itemsize]          # the driver wants 64-byte alignment
     item, width = parts.itemsize, parts.shape[-1]
     dims = (ctypes.c_uint64 * 2)(width, parts.size // width)
     row_bytes = (ctypes.c_uint64 * 1)(width * item)
@@ -330,29 +327,15 @@ def _tensor_map(parts, out):
                            dims, row_bytes, box, unit, 0, _TMA_SWIZZLE_128B, _TMA_L2_256B, 0)
     if code:
         raise RuntimeError(f"gemm_split_sm90: cuTensorMapEncodeTiled failed with CUresult {code}")
-
-
-@functools.lru_cache(maxsize=64)
-def _device_maps(maps, device, stream):
-    """A device copy of the tensor-map bytes ``maps``, made once per content, device and stream: cupy's
-    pool hands repeated calls of one shape the same parts addresses, so they reuse it instead of a
-    copy from pageable memory that waits for the device. The copy is made on ``stream``, the stream
-    of every launch that reads it, so the pool reuses it after eviction only behind those launches."""
-    import cupy
-    return cupy.asarray(np.frombuffer(maps, np.uint8))
+    return out.view(_TENSOR_MAP)
 
 
 def _gemm_sm90(pa, pb, c, d, chunk):
     """``c`` (batch, m, n) = the scheme's product of split operands by ``gemm_split_sm90`` (TMA and
     wgmma), hi*hi promoted every ``chunk`` values of k."""
-    import cupy
     from ._launch import launch
     batch, m, n = c.shape
-    host = np.zeros(256 + 64, np.uint8)                     # both maps, 64-byte aligned
-    maps = host[-host.ctypes.data % 64:][:256]
-    _tensor_map(pa.parts, maps[:128])
-    _tensor_map(pb.parts, maps[128:])
-    maps = _device_maps(maps.tobytes(), cupy.cuda.Device().id, cupy.cuda.get_current_stream().ptr)
+    maps = (_tensor_map(pa.parts), _tensor_map(pb.parts))
     per_block = _BLOCK_BYTES // _ELEMENT_BYTES[d.base]
     k_blocks = pa.parts.shape[-1] // per_block
     rows = []
@@ -361,7 +344,7 @@ def _gemm_sm90(pa, pb, c, d, chunk):
     _, exp_strides = _batch_args(pa, pb, batch)
     tiles = -(-m // _SM90_TILE) * -(-n // _SM90_TILE)
     for z0 in range(0, batch, _MAX_GRID_Y):
-        args = (maps, c, pa.exponent, pb.exponent, np.int32(m), np.int32(n), np.int32(k_blocks),
+        args = (*maps, c, pa.exponent, pb.exponent, np.int32(m), np.int32(n), np.int32(k_blocks),
                 np.int32(max(1, chunk // per_block)), *(np.int32(r) for r in rows),
                 *(np.int32(s) for s in exp_strides), np.int32(z0))
         launch(GEMM90_FILE, gemm90_expression(d), (tiles, min(batch - z0, _MAX_GRID_Y), 1), (384, 1, 1), args,
@@ -479,14 +462,32 @@ def auto_engine(d, m, n, k, batch):
     return "cublas" if large else "sm80"
 
 
-def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, peaks=False):
-    """``a @ b`` (cupy float32, finite, ndim >= 2, batch dimensions broadcast) in scheme ``d``.
+_NONFINITE_BLOCKS = 1024      # blocks of gemm_nonfinite: few, since they usually return at once
+
+
+def _fix_nonfinite(a, b, c, report):
+    """Give ``c`` (batch, m, n) the float64 product's NaN/inf where the split of ``a`` (batch or 1, m, k)
+    and ``b`` (batch or 1, k, n) reported them in ``report`` (peaks, then the flags of A's rows and
+    B's columns), and recompute entries whose narrow products overflowed: one launch of
+    ``kernels/gemm_nonfinite_sm80.cu``, which returns at once when neither can occur."""
+    from ._launch import launch
+    batch, m, n = c.shape
+    lines_a = a.shape[0] * m
+    launch(NONFINITE_FILE, "gemm_nonfinite", (min(-(-c.size // 256), _NONFINITE_BLOCKS), 1, 1), (256, 1, 1),
+           (a, b, c, report, report[2:], report[2 + lines_a:], np.int32(m), np.int32(n), np.int32(a.shape[-1]),
+            np.int64(batch), np.int32(a.shape[0] > 1), np.int32(b.shape[0] > 1)))
+    return c
+
+
+def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False):
+    """``a @ b`` (cupy float32, ndim >= 2, batch dimensions broadcast) in scheme ``d``, queued on the
+    current stream with no host wait.
 
     ``tile``: the mma.sync kernel's launch shape; ``chunk``: the hi*hi k-chunk of the cuBLAS and
-    sm90 engines (default ``cublas_chunk(d, k)``). ``peaks=True``: ``a`` and ``b`` may hold NaN/inf, multiplied
-    as zeros, and the call returns ``(c, (peak_a, peak_b))``, the largest ``|a|`` and ``|b|`` bits
-    (0x7F800000 and above: NaN/inf present), read once the split is done while the products still
-    run: the public call's non-finite check, with no pass and no wait of its own.
+    sm90 engines (default ``cublas_chunk(d, k)``). Without ``checked`` the inputs must be finite.
+    ``checked=True`` (the public call): NaN/inf in the result exactly where the float64 product has
+    them, and entries whose narrow products overflow recomputed as float64 dot products, all on the
+    device (the split reports NaN/inf and peaks as it reads; ``kernels/gemm_nonfinite_sm80.cu``).
 
     Accuracy: ``accuracy.gemm_bound(a, b, d, engine="gpu")``, checked by
     ``tests/test_kernels_gemm.py::test_gpu_matmul_error_within_bound``.
@@ -496,23 +497,21 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, peaks=False):
     batch = int(np.prod(batch_shape, dtype=np.int64))
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     if batch == 0 or m == 0 or n == 0 or k == 0:
-        c = cupy.zeros(batch_shape + (m, n), np.float32)
-        return (c, (0, 0)) if peaks else c
+        return cupy.zeros(batch_shape + (m, n), np.float32)
     if engine not in ENGINES:
         raise ValueError(f"matmul: unknown GPU engine {engine!r}; expected one of {ENGINES}")
     if engine == "auto":
         engine = auto_engine(d, m, n, k, batch)
     pad = padded_k(k, d)
-    found = cupy.zeros(2, np.uint32) if peaks else None
-    peak = (None, None) if found is None else (found[0:1], found[1:2])
+    a, b = flatten_batch(a, batch_shape, batch), flatten_batch(b, batch_shape, batch)
+    reports = (None, None)
+    if checked:
+        lines_a = a.shape[0] * m
+        report = cupy.zeros(2 + lines_a + b.shape[0] * n, np.uint32)
+        reports = ((report[0:1], report[2:2 + lines_a]), (report[1:2], report[2 + lines_a:]))
     splitter = split_stacked if engine == "cublas" else split_operand
-    pa = splitter(flatten_batch(a, batch_shape, batch), d, transpose=False, pad=pad, peak=peak[0])
-    pb = splitter(flatten_batch(b, batch_shape, batch), d, transpose=True, pad=pad, peak=peak[1])
-    if peaks:
-        import cupyx
-        host = found.get(out=cupyx.empty_pinned(2, np.uint32), blocking=False)
-        split_done = cupy.cuda.Event()
-        split_done.record()
+    pa = splitter(a, d, transpose=False, pad=pad, report=reports[0])
+    pb = splitter(b, d, transpose=True, pad=pad, report=reports[1])
     c = cupy.empty((batch, m, n), np.float32)
     if engine == "cublas":
         _gemm_cublas(pa, pb, c, d, chunk or cublas_chunk(d, k))
@@ -522,11 +521,9 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, peaks=False):
         _gemm_sm90(pa, pb, c, d, chunk or cublas_chunk(d, k))
     else:
         _gemm_sm80(pa, pb, c, d, tile or TILES.get(d.name, DEFAULT_TILE))
-    c = c.reshape(batch_shape + (m, n))
-    if not peaks:
-        return c
-    split_done.synchronize()
-    return c, (int(host[0]), int(host[1]))
+    if checked:
+        _fix_nonfinite(a, b, c, report)
+    return c.reshape(batch_shape + (m, n))
 
 
 def flatten_batch(x, batch_shape, batch):

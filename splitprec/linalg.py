@@ -5,10 +5,11 @@ scheme whose bound is fp32 class, ``precision="fp64"`` the cheapest fp64-class o
 float32-target schemes are float32 (float16 is widened exactly); float64 is rejected rather than
 silently rounded. Inputs of float64-target schemes (``ozaki2_int8x<N>``) are float64 and the result
 is float64; float32 is rejected rather than silently promoted. numpy arrays run on the reference engine, cupy arrays on the
-GPU. NaN and ±inf appear in the result exactly where they appear in the float64 product of the same
-inputs (Inf*0 gives NaN). Finite inputs never give NaN: an entry whose narrow products overflow
-(inf - inf) is recomputed as a float64 dot product rounded to float32, so results beyond the float32
-range become ±inf as in the float64 product.
+GPU, where a call is queued on the current stream with no host wait (as ``cupy.matmul``). NaN and
+±inf appear in the result exactly where they appear in the float64 product of the same inputs
+(Inf*0 gives NaN). Finite inputs never give NaN: an entry whose narrow products overflow (inf - inf,
+or a partial sum past the float32 range) is recomputed as a float64 dot product rounded to float32,
+so results beyond the float32 range become ±inf as in the float64 product.
 """
 import numpy as np
 
@@ -20,7 +21,6 @@ from .split import Parts, split
 
 _ACCEPTED = {"float32": ((np.float16, np.float32), "float32 or float16", "float32"),
              "float64": ((np.float64,), "float64", "float64")}
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def _scheme(dtype, precision, op, on_gpu=False):
@@ -58,16 +58,17 @@ def _nonfinite_pattern(a, b, finite_a, finite_b, xp):
     return xp.matmul(xp.where(finite_a, xp.sign(a), a), xp.where(finite_b, xp.sign(b), b))
 
 
-def _recompute_overflowed(a, b, c, xp):
-    """Entries where finite inputs gave NaN (parts overflowing to inf - inf), as float64 dots.
+def _recompute_overflowed(a, b, c):
+    """Entries where finite inputs gave NaN/inf (parts overflowing to inf - inf, partial sums past
+    the float32 range), as float64 dots.
 
-    Such entries overflow float32 in some narrow product; their float64 dot product rounded to
-    float32 is what the float32 operation means there (usually ±inf).
+    Their float64 dot product rounded to float32 is what the float32 operation means there (±inf
+    when the product itself is beyond the float32 range).
     """
-    where = xp.nonzero(xp.isnan(c))
+    where = np.nonzero(~np.isfinite(c))
     batch = c.shape[:-2]
-    rows = xp.broadcast_to(a, batch + a.shape[-2:])[where[:-1]].astype(np.float64)
-    cols = xp.moveaxis(xp.broadcast_to(b, batch + b.shape[-2:]), -1, -2)[where[:-2] + where[-1:]]
+    rows = np.broadcast_to(a, batch + a.shape[-2:])[where[:-1]].astype(np.float64)
+    cols = np.moveaxis(np.broadcast_to(b, batch + b.shape[-2:]), -1, -2)[where[:-2] + where[-1:]]
     c[where] = (rows * cols.astype(np.float64)).sum(axis=-1).astype(np.float32)
     return c
 
@@ -87,9 +88,6 @@ def _cached_parts(splitter, d, axis, index):
     return Parts(tuple(t[index] for t in parts.terms), exponent)
 
 
-_FLOAT32_INF_BITS = 0x7F800000
-
-
 def _cpu_product(a, b, d, parts_a, parts_b):
     """``(product with NaN/inf inputs taken as zeros, whether every input is finite)`` on numpy."""
     all_finite = bool(np.isfinite(a).all()) and bool(np.isfinite(b).all())
@@ -99,21 +97,8 @@ def _cpu_product(a, b, d, parts_a, parts_b):
     parts_a = split(a, d, axis=-1) if parts_a is None else parts_a
     parts_b = split(b, d, axis=-2) if parts_b is None else parts_b
     c = narrow_matmul(parts_a, parts_b, d)
-    if np.isnan(c).any():
-        c = _recompute_overflowed(a, b, c, np)
-    return c, all_finite
-
-
-def _gpu_product(a, b, d):
-    """The same on cupy: the split kernels zero NaN/inf and report the largest magnitudes, so the
-    non-finite check costs no pass; the overflow check runs only where those magnitudes allow it."""
-    import cupy
-    c, (peak_a, peak_b) = _gpu.matmul(a, b, d, peaks=True)
-    all_finite = max(peak_a, peak_b) < _FLOAT32_INF_BITS
-    largest = [float(np.uint32(min(p, _FLOAT32_INF_BITS - 1)).view(np.float32)) for p in (peak_a, peak_b)]
-    if 2.0 * a.shape[-1] * largest[0] * largest[1] >= _FLOAT32_MAX and _gpu.any_nan(c):
-        clean_a, clean_b = (cupy.where(cupy.isfinite(x), x, np.float32(0)) for x in (a, b))
-        c = _recompute_overflowed(clean_a, clean_b, c, cupy)
+    if not np.isfinite(c).all():
+        c = _recompute_overflowed(a, b, c)
     return c, all_finite
 
 
@@ -121,14 +106,16 @@ def _matmul2d(a, b, d, parts_a=None, parts_b=None):
     """``a @ b`` for float32 arrays of ndim >= 2 (batch dimensions broadcast).
 
     ``parts_a``/``parts_b``: the operands' split when already known (the reference engine uses
-    it; the GPU engine splits on the device).
+    it; the GPU engine splits on the device, where it also handles NaN/inf and overflow).
     """
     xp = namespace(a, b)
+    if xp is not np and d.target == "float32":
+        return _gpu.matmul(a, b, d, checked=True)
     with np.errstate(over="ignore", invalid="ignore"):   # overflow is handled in the products
         if d.target == "float64":
             c, all_finite = _ozaki_engine.product(a, b, d)
         else:
-            c, all_finite = _cpu_product(a, b, d, parts_a, parts_b) if xp is np else _gpu_product(a, b, d)
+            c, all_finite = _cpu_product(a, b, d, parts_a, parts_b)
     if all_finite:
         return c
     pattern = _nonfinite_pattern(a, b, xp.isfinite(a), xp.isfinite(b), xp)

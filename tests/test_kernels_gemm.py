@@ -47,8 +47,8 @@ def _nvrtc_compile(filename, expressions, arch, appended=""):
 
 
 @pytest.mark.parametrize("filename, arch", [
-    (_gpu.SPLIT_FILE, "90"), (_gpu.SPLIT_FILE, "80"), (_gpu.GEMM_FILE, "90"), (_gpu.GEMM_FILE, "80"),
-    (_gpu.GEMM90_FILE, "90"), (_gpu.SCALE_FILE, "90"), (_gpu.SCALE_FILE, "80")])   # wgmma: sm_90a only
+    (filename, arch) for filename in _gpu.instantiations() for arch in ("90", "80")
+    if arch == "90" or filename != _gpu.GEMM90_FILE])                                # wgmma: sm_90a only
 def test_every_kernel_instantiation_compiles_with_nvrtc(filename, arch):
     from cuda.bindings import nvrtc     # the test extra installs it: a missing wheel fails here
     expressions = _gpu.instantiations()[filename]
@@ -154,15 +154,27 @@ def test_gpu_matmul_runs_on_the_current_stream(engine):
 
 
 @pytest.mark.gpu
-def test_sm90_repeated_shape_reuses_the_device_copy_of_its_tensor_maps():
+@pytest.mark.parametrize("engine", ENGINES)
+def test_public_gpu_matmul_returns_without_waiting_for_the_device(engine, monkeypatch):
+    """``sp.matmul`` queues its work like ``cupy.matmul``: it returns while the stream is still busy
+    with a kernel queued before it, and its result is right once the stream is done."""
     import cupy
-    _skip_without("sm90")
-    a, b = cupy.asarray(randn(300, 200)), cupy.asarray(randn(200, 100))
-    first = _gpu.matmul(a, b, sp.dtype("fp16x3"), engine="sm90")
-    misses = _gpu._device_maps.cache_info().misses
-    second = _gpu.matmul(a, b, sp.dtype("fp16x3"), engine="sm90")
-    assert _gpu._device_maps.cache_info().misses == misses
-    cupy.testing.assert_array_equal(first, second)
+    _skip_without(engine)
+    monkeypatch.setattr(_gpu, "auto_engine", lambda *shape: engine)
+    sleep = cupy.RawKernel(r'''extern "C" __global__ void sleep_ms(int ms) {
+        for (int i = 0; i < ms; ++i) __nanosleep(1000000); }''', "sleep_ms")
+    a, b = randn(300, 500), randn(500, 200)
+    a[3, 4] = np.nan
+    expected = cupy.asnumpy(sp.matmul(cupy.asarray(a), cupy.asarray(b), dtype="fp16x3"))
+    with cupy.cuda.Stream(non_blocking=True) as stream:
+        a_gpu, b_gpu = cupy.asarray(a), cupy.asarray(b)
+        stream.synchronize()
+        sleep((1,), (1,), (np.int32(1000),))
+        c = sp.matmul(a_gpu, b_gpu, dtype="fp16x3")
+        assert not stream.done
+        host = c.get(stream=stream)
+    np.testing.assert_array_equal(host, expected)
+    assert np.isnan(host[3]).all() and np.isfinite(np.delete(host, 3, axis=0)).all()
 
 
 @pytest.mark.gpu
@@ -244,21 +256,27 @@ def test_split_kernel_matches_split(name, transpose, layout, shape, offset):
 @pytest.mark.parametrize("splitter", ["split_operand", "split_stacked"])
 @pytest.mark.parametrize("transpose", [False, True])
 @pytest.mark.parametrize("name, cols", [("bf16x6", 40), ("fp16x3", 40), ("tf32x3", 43)])
-def test_split_kernel_reports_the_largest_magnitude_and_zeroes_nonfinite(splitter, transpose, name, cols):
+def test_split_kernel_reports_peak_and_nonfinite_lines_and_zeroes_nonfinite(splitter, transpose, name, cols):
     import cupy
     d = sp.dtype(name)
     x = randn(3, 70, cols)
     x[1, 5, 7] = np.float32(-3e38)
-    peak = cupy.zeros(1, np.uint32)
+    lines_shape = (3, cols if transpose else 70)
+    peak, lines = cupy.zeros(1, np.uint32), cupy.zeros(lines_shape, np.uint32)
     pad = _gpu.padded_k(x.shape[-2] if transpose else x.shape[-1], d)
-    getattr(_gpu, splitter)(cupy.asarray(x), d, transpose=transpose, pad=pad, peak=peak)
+    getattr(_gpu, splitter)(cupy.asarray(x), d, transpose=transpose, pad=pad, report=(peak, lines.ravel()))
     assert int(peak.get()[0]) == np.float32(3e38).view(np.uint32)
-    x[2, 9, 1], x[0, 0, 0] = np.nan, -np.inf
+    assert not lines.any()
+    x[2, 9, 1], x[0, 0, 0], x[0, 69, cols - 1] = np.nan, -np.inf, np.inf
     clean = np.where(np.isfinite(x), x, np.float32(0))
     peak[...] = 0
-    op = getattr(_gpu, splitter)(cupy.asarray(x), d, transpose=transpose, pad=pad, peak=peak)
+    op = getattr(_gpu, splitter)(cupy.asarray(x), d, transpose=transpose, pad=pad, report=(peak, lines.ravel()))
     ref = getattr(_gpu, splitter)(cupy.asarray(clean), d, transpose=transpose, pad=pad)
     assert int(peak.get()[0]) > 0x7F800000                      # a NaN's bits: the largest
+    expected = np.zeros(lines_shape, bool)
+    for z, r, c in ((2, 9, 1), (0, 0, 0), (0, 69, cols - 1)):
+        expected[z, c if transpose else r] = True
+    np.testing.assert_array_equal(cupy.asnumpy(lines) != 0, expected)
     cupy.testing.assert_array_equal(op.parts, ref.parts)
     if d.scaling == "pow2":                                     # NaN/inf take no part in the exponents
         cupy.testing.assert_array_equal(op.exponent, ref.exponent)
@@ -266,16 +284,30 @@ def test_split_kernel_reports_the_largest_magnitude_and_zeroes_nonfinite(splitte
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("engine", ENGINES)
-def test_gpu_matmul_reports_peaks_and_multiplies_nonfinite_as_zeros(engine):
+@pytest.mark.parametrize("name", ["fp16x3", "bf16x6", "tf32x3"])
+def test_gpu_checked_matmul_has_the_float64_products_nonfinite_and_overflow(engine, name):
     import cupy
     _skip_without(engine)
-    d = sp.dtype("fp16x3")
-    a, b = randn(2, 30, 50), randn(50, 20)
-    a[1, 3, 4] = -np.inf
-    c, (peak_a, peak_b) = _gpu.matmul(cupy.asarray(a), cupy.asarray(b), d, engine=engine, peaks=True)
-    assert (peak_a, peak_b) == (0x7F800000, int(np.abs(b).max().view(np.uint32)))
-    clean = cupy.asarray(np.where(np.isfinite(a), a, np.float32(0)))
-    cupy.testing.assert_array_equal(c, _gpu.matmul(clean, cupy.asarray(b), d, engine=engine))
+    d = sp.dtype(name)
+    a, b = randn(2, 30, 50), randn(1, 50, 20)
+    a[1, 3, 4], a[0, 7, 0], b[0, 2, 9] = -np.inf, np.nan, np.inf
+    b[0, 11, 5] = 0.0
+    a[0, 11, :] = 0.0
+    a[0, 11, 11] = np.inf                                       # inf * 0 only: NaN
+    a[1, 20, :2], b[0, :2, 17] = (1e30, -1e30), (1e30, 1e30)    # narrow products overflow; exact: 0
+    a[1, 21, :2] = (1e30, 1.0)                                  # beyond float32: +inf
+    b[0, 2:, 17] = 0.0
+    c = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), d, engine=engine, checked=True))
+    with np.errstate(invalid="ignore", over="ignore"):
+        exact = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
+    for special in (np.isnan, np.isposinf, np.isneginf):
+        np.testing.assert_array_equal(special(c), special(exact))
+    assert c[1, 20, 17] == 0.0 and c[1, 21, 17] == np.inf
+    clean = [np.where(np.isfinite(x), x, np.float32(0)) for x in (a, b)]
+    finite = np.isfinite(exact)
+    finite[1, 20:22, 17] = False
+    unchecked = cupy.asnumpy(_gpu.matmul(*(cupy.asarray(x) for x in clean), d, engine=engine))
+    np.testing.assert_array_equal(c[finite], unchecked[finite])
 
 
 @pytest.mark.gpu

@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Hopper (sm_90) asynchronous-copy primitives, per the PTX ISA: shared-memory mbarriers that count
 // arrivals and bytes, and Tensor Memory Accelerator loads (cp.async.bulk.tensor) of a 2-D box
-// described by a 128-byte tensor map in global memory.
+// described by a tensor map.
 #pragma once
+
+// A tensor map (the driver's CUtensorMap: 128 opaque bytes, 64-byte aligned), encoded on the host
+// and passed by value as a `const __grid_constant__` kernel parameter, which TMA reads in place.
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
 
 __device__ __forceinline__ void barrier_init(unsigned bar, unsigned arrivals) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(arrivals) : "memory");
@@ -29,16 +35,12 @@ __device__ __forceinline__ void barrier_wait(unsigned bar, unsigned parity) {
                "@!done bra WAIT;\n}\n" :: "r"(bar), "r"(parity) : "memory");
 }
 
-// Orders the host's writes of a tensor map in global memory before this thread's TMA reads of it.
-__device__ __forceinline__ void tensor_map_acquire(const void* map) {
-  asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;\n" :: "l"(map) : "memory");
-}
-
 // The box at (inner, outer) elements of the tensor map into shared memory at `dst` (the map's
 // swizzle applied); its bytes complete on barrier `bar`. Out-of-range elements read as zero.
-__device__ __forceinline__ void tensor_load_2d(unsigned dst, const void* map, int inner, int outer, unsigned bar) {
+__device__ __forceinline__ void tensor_load_2d(unsigned dst, const TensorMap& map, int inner, int outer,
+                                               unsigned bar) {
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
                " [%0], [%1, {%2, %3}], [%4];\n"
-               :: "r"(dst), "l"(map), "r"(inner), "r"(outer), "r"(bar) : "memory");
+               :: "r"(dst), "l"(&map), "r"(inner), "r"(outer), "r"(bar) : "memory");
 }
 
