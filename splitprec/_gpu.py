@@ -78,6 +78,18 @@ TILES = {"bf16": Tile(2, 4, 2, 3), "bf16x3": Tile(4, 2, 4, 3), "bf16x6": Tile(4,
 # Measured on the H200 by benchmarks/gemm.py (public sp.matmul, N(0,1) inputs, see docs/kernels.md):
 # TFLOP/s (2*m*n*k / t) at n = 2048, 4096, 8192 and 16384, and the normwise error vs float64 at
 # n = 8192. precision="fp32" on the GPU takes the fp32-class scheme of the best geometric mean.
+# Products whose m and n are both at most SMALL (batches of small matrices) run the mma.sync kernel
+# with 64 x 64 blocks on every GPU: at 4096 x 64^3 on the H200 it takes half the time of the wgmma
+# kernel's 128 x 128 tiles or of cuBLAS (benchmarks/results/gemm-stages-2026-12-01-d7f0928.log).
+SMALL = 64
+SMALL_TILE = Tile(2, 2, 2, 2)
+
+
+def auto_tile(d, m, n):
+    """The mma.sync kernel's launch shape for an (m, n) output under ``"auto"``."""
+    return SMALL_TILE if max(m, n) <= SMALL else TILES.get(d.name, DEFAULT_TILE)
+
+
 MEASURED = {"tf32x3": ((46.2, 102.55, 103.9, 102.11), 1.24e-06),
             "bf16x6": ((45.87, 98.42, 92.66, 107.07), 9.98e-07),
             "bf16x9": ((38.16, 68.73, 69.36, 72.19), 9.98e-07)}
@@ -135,7 +147,8 @@ def instantiations():
     from .dtypes import dtype, dtypes
     schemes = [dtype(name) for name in dtypes() if dtype(name).base in _FORMAT_CODE]
     return {SPLIT_FILE: sorted({split_expression(d, transpose=t) for d in schemes for t in (False, True)}),
-            GEMM_FILE: sorted({gemm_expression(d, TILES.get(d.name, DEFAULT_TILE)) for d in schemes}),
+            GEMM_FILE: sorted({gemm_expression(d, tile) for d in schemes
+                               for tile in (TILES.get(d.name, DEFAULT_TILE), SMALL_TILE)}),
             GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes}),
             SCALE_FILE: ["row_exponents", "column_peaks", "peak_exponents", "scale_rows_cols"],
             NONFINITE_FILE: ["gemm_nonfinite"]}
@@ -450,10 +463,13 @@ CUBLAS_MIN_WORK = 2 ** 31
 
 
 def auto_engine(d, m, n, k, batch):
-    """The engine ``"auto"`` runs. On compute capability 9.0 the sm90 kernel for two-part schemes
-    (tf32x3, fp16x3: faster than composed cuBLAS at every measured size) and for multi-part
-    schemes below ``CUBLAS_MIN_WORK``; cuBLAS for large products otherwise; mma.sync for the rest."""
+    """The engine ``"auto"`` runs. mma.sync with 64 x 64 blocks for outputs of at most ``SMALL`` x
+    ``SMALL``; on compute capability 9.0 the sm90 kernel for two-part schemes (tf32x3, fp16x3:
+    faster than composed cuBLAS at every other measured size) and for multi-part schemes below
+    ``CUBLAS_MIN_WORK``; cuBLAS for large products otherwise; mma.sync for the rest."""
     import cupy
+    if max(m, n) <= SMALL:
+        return "sm80"
     large = m * n * k * batch >= CUBLAS_MIN_WORK
     if large and d.terms != 2:
         return "cublas"
@@ -520,7 +536,7 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False):
     elif engine == "sm90":
         _gemm_sm90(pa, pb, c, d, chunk or cublas_chunk(d, k))
     else:
-        _gemm_sm80(pa, pb, c, d, tile or TILES.get(d.name, DEFAULT_TILE))
+        _gemm_sm80(pa, pb, c, d, tile or auto_tile(d, m, n))
     if checked:
         _fix_nonfinite(a, b, c, report)
     return c.reshape(batch_shape + (m, n))

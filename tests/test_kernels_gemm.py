@@ -60,7 +60,8 @@ def test_instantiations_cover_every_scheme():
     listed = _gpu.instantiations()
     for name in ALL_DTYPES:
         d = sp.dtype(name)
-        assert _gpu.gemm_expression(d, _gpu.TILES.get(name, _gpu.DEFAULT_TILE)) in listed[_gpu.GEMM_FILE]
+        for tile in (_gpu.TILES.get(name, _gpu.DEFAULT_TILE), _gpu.SMALL_TILE):
+            assert _gpu.gemm_expression(d, tile) in listed[_gpu.GEMM_FILE]
         assert _gpu.gemm90_expression(d) in listed[_gpu.GEMM90_FILE]
 
 
@@ -70,10 +71,12 @@ def test_cublas_groups_small_products_by_i_plus_j():
                       "bf16x6": ((2, 0, 3), (1, 0, 2)), "bf16x9": ((4, 2, 1), (3, 1, 2), (2, 0, 3), (1, 0, 2))}
 
 
-def test_auto_engine_takes_cublas_from_its_work_threshold():
+def test_auto_engine_takes_cublas_from_its_work_threshold_and_small_blocks_for_small_outputs():
     d = sp.dtype("bf16x6")
     assert _gpu.auto_engine(d, 2048, 2048, _gpu.CUBLAS_MIN_WORK // 2048 ** 2, 1) == "cublas"
-    assert _gpu.auto_engine(d, 64, 64, 64, _gpu.CUBLAS_MIN_WORK // 64 ** 3 + 1) == "cublas"
+    assert _gpu.auto_engine(d, 65, 64, 64, _gpu.CUBLAS_MIN_WORK // 64 ** 3 + 1) == "cublas"
+    assert _gpu.auto_engine(d, 64, 64, 64, _gpu.CUBLAS_MIN_WORK // 64 ** 3 + 1) == "sm80"
+    assert _gpu.auto_tile(d, 64, 3) == _gpu.SMALL_TILE and _gpu.auto_tile(d, 64, 65) == _gpu.TILES["bf16x6"]
 
 
 def test_gpu_bound_defaults_to_the_engines_longest_hi_block():
