@@ -363,13 +363,6 @@ class Blocks(NamedTuple):
     scale: float = 1.0
 
 
-@functools.lru_cache(maxsize=None)
-def _multiprocessors(device):
-    """The SM count of GPU ``device``, cached (one call per launch)."""
-    import cupy
-    return cupy.cuda.runtime.deviceGetAttribute(cupy.cuda.runtime.cudaDevAttrMultiProcessorCount, device)
-
-
 def _launch_lines(x, y, p, d, lines, layout, table=None, nonfinite=None, blocks=Blocks()):
     """One launch of the fused kernel: ``lines`` transforms of length ``p.n`` from ``x`` into ``y``;
     ``nonfinite`` (a uint32 device scalar, or None) gets 1 when ``x`` holds NaN or ±inf.
@@ -381,10 +374,9 @@ def _launch_lines(x, y, p, d, lines, layout, table=None, nonfinite=None, blocks=
     the output offset within the batch) multiplies the outputs on store; ``blocks`` cuts
     overlap-save blocks from ``x`` and/or places the kept outputs in ``y`` instead.
     """
-    import cupy
     tiles, twiddles = p.kernel
     line_blocks = -(-lines // (KERNEL_ELEMENTS // p.n))
-    grid = (min(line_blocks, _CTAS_PER_SM * _multiprocessors(cupy.cuda.runtime.getDevice())), 1, 1)
+    grid = (min(line_blocks, _CTAS_PER_SM * _launch.multiprocessors()), 1, 1)
     b = blocks
     batch_lines, in_batch, in_line, in_elem, out_batch, out_line, out_elem = layout
     args = np.frombuffer(_LAUNCH_ARGS.pack(lines, in_batch, out_batch, b.in_stride, b.out_stride, b.row_flags,
@@ -606,7 +598,7 @@ def nan_flagged_lines(x, y, flag):
     lines = y.size // y.shape[-1] if y.size else 0
     if lines:
         floats = [a.view(np.float32) if a.dtype.kind == "c" else a for a in (x, y)]
-        grid = min(lines, 4 * _multiprocessors(cupy.cuda.runtime.getDevice()))
+        grid = min(lines, 4 * _launch.multiprocessors())
         _launch.launch(NAN_FILE, "nan_lines", (grid, 1, 1), (1024, 1, 1),
                        (floats[0], np.int32(floats[0].shape[-1]), floats[1], np.int32(floats[1].shape[-1]),
                         np.int64(lines), flag))

@@ -142,6 +142,10 @@ def gemm90_expression(d):
             f"{_sm90_stages(d)}>")
 
 
+def pieces_expression(d):
+    return f"gemm_split_sm90_pieces<{_pairs_mask(d)}u, {_small_shift(d)}>"
+
+
 def instantiations():
     """Every kernel instantiation the engine launches (each scheme with its tile), ``{file: [names]}``."""
     from .dtypes import dtype, dtypes
@@ -149,7 +153,7 @@ def instantiations():
     return {SPLIT_FILE: sorted({split_expression(d, transpose=t) for d in schemes for t in (False, True)}),
             GEMM_FILE: sorted({gemm_expression(d, tile) for d in schemes
                                for tile in (TILES.get(d.name, DEFAULT_TILE), SMALL_TILE)}),
-            GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes}),
+            GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes} | {pieces_expression(d) for d in schemes}),
             SCALE_FILE: ["row_exponents", "column_peaks", "peak_exponents", "scale_rows_cols"],
             NONFINITE_FILE: ["gemm_nonfinite"]}
 
@@ -343,25 +347,43 @@ def _tensor_map(parts):
     return out.view(_TENSOR_MAP)
 
 
+def split_tiles(tiles, chunks, batch, sms):
+    """``(split_from, pieces)`` of the sm90 kernel: with one batch entry, the tiles of the last,
+    partial wave over ``sms`` SMs (every tile when there are fewer than ``sms``) run as ``pieces``
+    blocks each, over whole k-chunks, when that fills idle SMs; ``(tiles, 1)``: no tile is split."""
+    tail = tiles % sms
+    pieces = min(chunks, sms // tail) if tail and batch == 1 else 1
+    return (tiles - tail, pieces) if pieces > 1 else (tiles, 1)
+
+
 def _gemm_sm90(pa, pb, c, d, chunk):
     """``c`` (batch, m, n) = the scheme's product of split operands by ``gemm_split_sm90`` (TMA and
-    wgmma), hi*hi promoted every ``chunk`` values of k."""
-    from ._launch import launch
+    wgmma), hi*hi promoted every ``chunk`` values of k; a last, partial wave split along k
+    (``split_tiles``), its pieces added by ``gemm_split_sm90_pieces``."""
+    import cupy
+    from ._launch import launch, multiprocessors
     batch, m, n = c.shape
     maps = (_tensor_map(pa.parts), _tensor_map(pb.parts))
     per_block = _BLOCK_BYTES // _ELEMENT_BYTES[d.base]
-    k_blocks = pa.parts.shape[-1] // per_block
+    k_blocks, chunk_blocks = pa.parts.shape[-1] // per_block, max(1, chunk // per_block)
     rows = []
     for op, size in ((pa, m), (pb, n)):
         rows += [op.parts.shape[1] * size, 0 if op.parts.shape[1] == 1 else size]
     _, exp_strides = _batch_args(pa, pb, batch)
     tiles = -(-m // _SM90_TILE) * -(-n // _SM90_TILE)
+    split_from, pieces = split_tiles(tiles, -(-k_blocks // chunk_blocks), batch, multiprocessors())
+    partial = cupy.empty(((tiles - split_from) * pieces, 2, _SM90_TILE, _SM90_TILE), np.float32) if pieces > 1 else None
     for z0 in range(0, batch, _MAX_GRID_Y):
         args = (*maps, c, pa.exponent, pb.exponent, np.int32(m), np.int32(n), np.int32(k_blocks),
-                np.int32(max(1, chunk // per_block)), *(np.int32(r) for r in rows),
-                *(np.int32(s) for s in exp_strides), np.int32(z0))
-        launch(GEMM90_FILE, gemm90_expression(d), (tiles, min(batch - z0, _MAX_GRID_Y), 1), (384, 1, 1), args,
+                np.int32(chunk_blocks), *(np.int32(r) for r in rows), *(np.int32(s) for s in exp_strides),
+                np.int32(z0), np.int32(split_from), np.int32(pieces), partial)
+        launch(GEMM90_FILE, gemm90_expression(d), (split_from + (tiles - split_from) * pieces,
+                                                   min(batch - z0, _MAX_GRID_Y), 1), (384, 1, 1), args,
                shared_bytes=_sm90_shared_bytes(d))
+    if partial is not None:
+        launch(GEMM90_FILE, pieces_expression(d), (tiles - split_from, 1, 1), (256, 1, 1),
+               (partial, c, pa.exponent, pb.exponent, np.int32(m), np.int32(n), np.int32(split_from),
+                np.int32(pieces)))
     return c
 
 

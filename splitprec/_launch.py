@@ -64,6 +64,18 @@ def _allow_optin_shared(function, device):
     function.max_dynamic_shared_size_bytes = optin - function.shared_size_bytes
 
 
+@functools.lru_cache(maxsize=None)
+def _multiprocessors(device):
+    import cupy
+    return cupy.cuda.runtime.deviceGetAttribute(cupy.cuda.runtime.cudaDevAttrMultiProcessorCount, device)
+
+
+def multiprocessors():
+    """The SM count of the current GPU (cached per device)."""
+    import cupy
+    return _multiprocessors(cupy.cuda.runtime.getDevice())
+
+
 def kernel(filename, expression):
     """The compiled ``cupy.RawKernel`` for ``expression`` in ``kernels/<filename>`` (cached)."""
     import cupy

@@ -211,6 +211,34 @@ def _edge_values(shape):
     return x
 
 
+def test_split_tiles_fill_the_idle_sms_of_the_last_wave():
+    assert _gpu.split_tiles(4096, 8, 1, 132) == (4092, 8)          # n = 8192: 4 tiles in 8 pieces
+    assert _gpu.split_tiles(64, 8, 1, 132) == (0, 2)               # fewer tiles than SMs
+    assert _gpu.split_tiles(256, 8, 1, 132) == (256, 1)            # a last wave of 124: no idle SMs to fill
+    assert _gpu.split_tiles(4096, 1, 1, 132) == (4096, 1)          # one chunk of k: nothing to split
+    assert _gpu.split_tiles(4096, 8, 2, 132) == (4096, 1)          # batches are not split
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["fp16x3", "tf32x3", "bf16x6", "bf16x9"])
+def test_sm90_split_tiles_within_bound(name):
+    """A last wave of three tiles, and a grid of three tiles with huge and subnormal rows, each tile
+    run as pieces over whole k-chunks and added by gemm_split_sm90_pieces."""
+    import cupy
+    from splitprec._launch import multiprocessors
+    _skip_without("sm90")
+    d, k = sp.dtype(name), 2048
+    chunks = -(-_gpu.padded_k(k, d) // _gpu.cublas_chunk(d, k))
+    sms = multiprocessors()
+    assert _gpu.split_tiles(sms + 3, chunks, 1, sms)[1] > 1 and _gpu.split_tiles(3, chunks, 1, sms)[1] > 1
+    a, b = randn(128, k), randn(k, 128 * (sms + 3))
+    c = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), d, engine="sm90"))
+    _within_gpu_bound(c[:, -512:], a, b[:, -512:], name)        # three split tiles and one whole one
+    a, b = _edge_values((100, k)), randn(k, 300)
+    c = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), d, engine="sm90"))
+    _within_gpu_bound(c, a, b, name)
+
+
 def _as_kernel_layout(stacked, terms, transpose):
     """cuBLAS engine parts (batch, rows, terms * K'), B's last to first, as (terms, batch, rows, K')."""
     batch, rows, width = stacked.shape
