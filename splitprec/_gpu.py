@@ -168,6 +168,12 @@ _EXPONENT_WARPS = 8            # warps per block of the exponent kernels (WARPS 
 _COLUMN_SHARE = 256            # rows per block of column_peaks, at least (fewer blocks, fewer atomics)
 
 
+def _at(x, offset=0):
+    """Device address of element ``offset`` of cupy ``x`` (C order), 0 for None: a kernel argument
+    without the host cost of a cupy view."""
+    return 0 if x is None else x.data.ptr + offset * x.itemsize
+
+
 def _pow2_exponents(x, fmt, axis):
     """Per-slice pow2 exponents of float32 ``x`` (batch, rows, cols) along ``axis``: (batch, rows) int32
     for -1, (batch, cols) for -2.
@@ -190,8 +196,8 @@ def _pow2_exponents(x, fmt, axis):
     grid = (-(-cols // 128), min(-(-rows // _COLUMN_SHARE), _MAX_GRID_Y))
     for z0 in range(0, batch, _MAX_GRID_Z):
         z1 = min(batch, z0 + _MAX_GRID_Z)
-        launch(SCALE_FILE, "column_peaks", grid + (z1 - z0,), threads, (x[z0:z1], exponent[z0:z1], np.int32(rows),
-                                                                      np.int32(cols)))
+        launch(SCALE_FILE, "column_peaks", grid + (z1 - z0,), threads,
+               (_at(x, z0 * rows * cols), _at(exponent, z0 * cols), np.int32(rows), np.int32(cols)))
     launch(SCALE_FILE, "peak_exponents", (min(-(-exponent.size // 256), 1 << 16), 1, 1), (256, 1, 1),
            (exponent, np.int64(exponent.size), np.int32(fmt.emax)))
     return exponent
@@ -209,10 +215,10 @@ class Operand:
 def _split_into(x, d, out, exponent, *, transpose, pad, row_stride, term_stride, report):
     """Write the parts of ``x`` (batch, rows, cols) into flat ``out``: part i of output row r, k-column
     c at ``out[i * term_stride + r * row_stride + c]`` (rows counted across the batch). With
-    ``report = (peak, lines)`` (uint32 device arrays, zeroed: one word, and one per output row across
-    the batch) the kernel raises ``peak`` to the largest ``|x|`` bits it reads (NaN/inf included),
-    splits NaN/inf as zeros and sets ``lines`` where an output row (a row of A, a column of B) holds
-    one."""
+    ``report = (words, peak, lines)`` (a zeroed uint32 cupy array and two indices into it: one word,
+    and one per output row across the batch from ``lines`` on) the kernel raises the peak word to
+    the largest ``|x|`` bits it reads (NaN/inf included), splits NaN/inf as zeros and sets the line
+    words of the output rows (rows of A, columns of B) that hold one."""
     from ._launch import launch
     batch, rows, cols = x.shape
     out_rows = cols if transpose else rows
@@ -221,9 +227,10 @@ def _split_into(x, d, out, exponent, *, transpose, pad, row_stride, term_stride,
     for z0 in range(0, batch, _MAX_GRID_Z):
         z1 = min(batch, z0 + _MAX_GRID_Z)
         launch(SPLIT_FILE, split_expression(d, transpose=transpose), grid[:2] + (z1 - z0,), (256, 1, 1),
-               (x[z0:z1], out[z0 * out_rows * row_stride:], None if exponent is None else exponent[z0:z1],
+               (_at(x, z0 * rows * cols), _at(out, z0 * out_rows * row_stride), _at(exponent, z0 * out_rows),
                 np.int32(rows), np.int32(cols), np.int32(pad), np.int64(row_stride), np.int64(term_stride),
-                *((None, None) if report is None else (report[0], report[1][z0 * out_rows:]))))
+                *((0, 0) if report is None else
+                  (_at(report[0], report[1]), _at(report[0], report[2] + z0 * out_rows)))))
 
 
 def _exponent(x, d, transpose):
@@ -242,7 +249,7 @@ def split_operand(x, d, *, transpose, pad, report=None):
     parts = cupy.empty((d.terms, batch, cols if transpose else rows, pad), _storage(d))
     exponent = _exponent(x, d, transpose)
     _split_into(x, d, parts.reshape(-1), exponent, transpose=transpose, pad=pad, row_stride=pad,
-                term_stride=parts[0].size, report=report)
+                term_stride=parts.size // d.terms, report=report)
     return Operand(parts, exponent)
 
 
@@ -285,7 +292,8 @@ def _batch_args(pa, pb, batch):
     for op in (pa, pb):
         item = op.parts.itemsize
         shared = op.parts.shape[1] == 1 and batch > 1
-        strides += [op.parts[0].size * item, 0 if shared else op.parts[0, 0].size * item]
+        strides += [op.parts.size // op.parts.shape[0] * item,
+                    0 if shared else op.parts.shape[-2] * op.parts.shape[-1] * item]
         exp_strides.append(0 if op.exponent is None or op.exponent.shape[0] == 1 else op.exponent.shape[1])
     return strides, exp_strides
 
@@ -299,11 +307,8 @@ def _gemm_sm80(pa, pb, c, d, tile):
     grid = (-(-n // (32 * tile.warps_n)), -(-m // tile.block_m))
     for z0 in range(0, batch, _MAX_GRID_Z):
         z1 = min(batch, z0 + _MAX_GRID_Z)
-        sl = [slice(z0, z1) if s else slice(None) for s in strides[1::2]]
-        es = [slice(z0, z1) if s else slice(None) for s in exp_strides]
-        args = (pa.parts[:, sl[0]], pb.parts[:, sl[1]], c[z0:z1],
-                None if pa.exponent is None else pa.exponent[es[0]],
-                None if pb.exponent is None else pb.exponent[es[1]],
+        args = (pa.parts.data.ptr + z0 * strides[1], pb.parts.data.ptr + z0 * strides[3], _at(c, z0 * m * n),
+                _at(pa.exponent, z0 * exp_strides[0]), _at(pb.exponent, z0 * exp_strides[1]),
                 np.int32(m), np.int32(n), np.int32(k_chunks),
                 *(np.int64(s) for s in strides), *(np.int32(s) for s in exp_strides))
         launch(GEMM_FILE, gemm_expression(d, tile), grid + (z1 - z0,), (tile.threads, 1, 1), args,
@@ -332,15 +337,21 @@ def _tensor_map(parts):
     """The TMA map of ``parts`` (terms, batch, rows, K') viewed as (terms * batch * rows, K'): boxes of
     128 rows x 128 bytes, 128-byte swizzle; a one-element numpy array, which cupy passes to the
     kernel by value (a ``__grid_constant__`` parameter: no copy to the device, no wait)."""
+    return _encoded_map(parts.data.ptr, parts.shape[-1], parts.size // parts.shape[-1], parts.itemsize)
+
+
+@functools.lru_cache(maxsize=256)
+def _encoded_map(address, width, rows, item):
+    """The tensor map of ``rows`` x ``width`` elements of ``item`` bytes at device ``address``
+    (cached: cupy's pool gives a repeated shape the same addresses)."""
     import ctypes
     host = np.zeros(2 * _TENSOR_MAP.itemsize, np.uint8)
     out = host[-host.ctypes.data % 64:][:_TENSOR_MAP.itemsize]          # the driver wants 64-byte alignment
-    item, width = parts.itemsize, parts.shape[-1]
-    dims = (ctypes.c_uint64 * 2)(width, parts.size // width)
+    dims = (ctypes.c_uint64 * 2)(width, rows)
     row_bytes = (ctypes.c_uint64 * 1)(width * item)
     box = (ctypes.c_uint32 * 2)(_BLOCK_BYTES // item, _SM90_TILE)
     unit = (ctypes.c_uint32 * 2)(1, 1)
-    code = _encode_tiled()(out.ctypes.data, _TMA_UINT16 if item == 2 else _TMA_UINT32, 2, parts.data.ptr,
+    code = _encode_tiled()(out.ctypes.data, _TMA_UINT16 if item == 2 else _TMA_UINT32, 2, address,
                            dims, row_bytes, box, unit, 0, _TMA_SWIZZLE_128B, _TMA_L2_256B, 0)
     if code:
         raise RuntimeError(f"gemm_split_sm90: cuTensorMapEncodeTiled failed with CUresult {code}")
@@ -512,8 +523,8 @@ def _fix_nonfinite(a, b, c, report):
     batch, m, n = c.shape
     lines_a = a.shape[0] * m
     launch(NONFINITE_FILE, "gemm_nonfinite", (min(-(-c.size // 256), _NONFINITE_BLOCKS), 1, 1), (256, 1, 1),
-           (a, b, c, report, report[2:], report[2 + lines_a:], np.int32(m), np.int32(n), np.int32(a.shape[-1]),
-            np.int64(batch), np.int32(a.shape[0] > 1), np.int32(b.shape[0] > 1)))
+           (a, b, c, report, _at(report, 2), _at(report, 2 + lines_a), np.int32(m), np.int32(n),
+            np.int32(a.shape[-1]), np.int64(batch), np.int32(a.shape[0] > 1), np.int32(b.shape[0] > 1)))
     return c
 
 
@@ -532,7 +543,7 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False):
     """
     import cupy
     batch_shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    batch = int(np.prod(batch_shape, dtype=np.int64))
+    batch = math.prod(batch_shape)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     if batch == 0 or m == 0 or n == 0 or k == 0:
         return cupy.zeros(batch_shape + (m, n), np.float32)
@@ -546,7 +557,7 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False):
     if checked:
         lines_a = a.shape[0] * m
         report = cupy.zeros(2 + lines_a + b.shape[0] * n, np.uint32)
-        reports = ((report[0:1], report[2:2 + lines_a]), (report[1:2], report[2 + lines_a:]))
+        reports = ((report, 0, 2), (report, 1, 2 + lines_a))
     splitter = split_stacked if engine == "cublas" else split_operand
     pa = splitter(a, d, transpose=False, pad=pad, report=reports[0])
     pb = splitter(b, d, transpose=True, pad=pad, report=reports[1])
@@ -567,7 +578,7 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False):
 def flatten_batch(x, batch_shape, batch):
     """``x`` as a C-contiguous (batch or 1, rows, cols) array (copies only when it must)."""
     import cupy
-    own = int(np.prod(x.shape[:-2], dtype=np.int64))
+    own = math.prod(x.shape[:-2])
     if own not in (1, batch):
         x = cupy.broadcast_to(x, batch_shape + x.shape[-2:])
         own = batch

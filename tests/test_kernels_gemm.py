@@ -234,8 +234,8 @@ def test_sm90_split_tiles_within_bound(name):
     a, b = randn(128, k), randn(k, 128 * (sms + 3))
     c = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), d, engine="sm90"))
     _within_gpu_bound(c[:, -512:], a, b[:, -512:], name)        # three split tiles and one whole one
-    a, b = _edge_values((100, k)), randn(k, 300)
-    c = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), d, engine="sm90"))
+    a, b = _edge_values((100, k)), randn(k, 300)                # checked: overflowed entries recomputed
+    c = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), d, engine="sm90", checked=True))
     _within_gpu_bound(c, a, b, name)
 
 
@@ -293,15 +293,16 @@ def test_split_kernel_reports_peak_and_nonfinite_lines_and_zeroes_nonfinite(spli
     x = randn(3, 70, cols)
     x[1, 5, 7] = np.float32(-3e38)
     lines_shape = (3, cols if transpose else 70)
-    peak, lines = cupy.zeros(1, np.uint32), cupy.zeros(lines_shape, np.uint32)
+    words = cupy.zeros(1 + lines_shape[0] * lines_shape[1], np.uint32)      # the peak, then the lines
+    peak, lines = words[:1], words[1:].reshape(lines_shape)
     pad = _gpu.padded_k(x.shape[-2] if transpose else x.shape[-1], d)
-    getattr(_gpu, splitter)(cupy.asarray(x), d, transpose=transpose, pad=pad, report=(peak, lines.ravel()))
+    getattr(_gpu, splitter)(cupy.asarray(x), d, transpose=transpose, pad=pad, report=(words, 0, 1))
     assert int(peak.get()[0]) == np.float32(3e38).view(np.uint32)
     assert not lines.any()
     x[2, 9, 1], x[0, 0, 0], x[0, 69, cols - 1] = np.nan, -np.inf, np.inf
     clean = np.where(np.isfinite(x), x, np.float32(0))
     peak[...] = 0
-    op = getattr(_gpu, splitter)(cupy.asarray(x), d, transpose=transpose, pad=pad, report=(peak, lines.ravel()))
+    op = getattr(_gpu, splitter)(cupy.asarray(x), d, transpose=transpose, pad=pad, report=(words, 0, 1))
     ref = getattr(_gpu, splitter)(cupy.asarray(clean), d, transpose=transpose, pad=pad)
     assert int(peak.get()[0]) > 0x7F800000                      # a NaN's bits: the largest
     expected = np.zeros(lines_shape, bool)
