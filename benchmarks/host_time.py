@@ -26,6 +26,7 @@ def main():
     r = cupy.asarray(rng.standard_normal((16, 1024)).astype(np.float32))
     a, b = (cupy.asarray(rng.standard_normal((64, 8, 8)).astype(np.float32)) for _ in range(2))
     m = cupy.asarray(rng.standard_normal((64, 64)).astype(np.float32))
+    w = cupy.asarray(rng.standard_normal((256, 256)).astype(np.float32))
     cases = {"cupy.fft.fft 16x1024": lambda: cupy.fft.fft(x), "sp.fft.fft 16x1024": lambda: sp.fft.fft(x),
              "cupy.fft.rfft 16x1024": lambda: cupy.fft.rfft(r), "sp.fft.rfft 16x1024": lambda: sp.fft.rfft(r),
              "cupy.matmul 64x8^3": lambda: cupy.matmul(a, b),
@@ -33,7 +34,8 @@ def main():
              "sp.matmul bf16x6 64x8^3": lambda: sp.matmul(a, b, dtype="bf16x6"),
              "cupy.matmul 64^3": lambda: cupy.matmul(m, m),
              "sp.matmul fp16x3 64^3": lambda: sp.matmul(m, m, dtype="fp16x3"),
-             "sp.matmul tf32x3 64^3": lambda: sp.matmul(m, m, dtype="tf32x3")}
+             "sp.matmul tf32x3 64^3": lambda: sp.matmul(m, m, dtype="tf32x3"),
+             "sp.matmul fp16x3 256^3 (wgmma kernel)": lambda: sp.matmul(w, w, dtype="fp16x3")}
     for name, fn in cases.items():
         print(f"{name}: host {host_us(fn):.1f} us/call", flush=True)
 
