@@ -6,8 +6,8 @@ data, measures the normwise error against a float64 product, and writes
 ``benchmarks/results/gemm-<date>-<sha>.json``. TFLOP/s = 2*m*n*k*batch / time. Anchors: cuBLAS
 SGEMM / TF32 / BF16 / DGEMM (cupy's cuBLAS bindings) and XLA's DotAlgorithmPreset X3/X6/X9 when
 jax imports. Rows: ``<scheme>`` is the public ``sp.matmul`` (engine "auto"), ``<scheme>_sm90`` the
-wgmma kernel and ``<scheme>_cublas`` the cuBLAS engine (both skipped above 8192^3 of work, for
-device time). Usage: ``PYTHONPATH=. python3 benchmarks/gemm.py [--quick] [--out DIR]``.
+wgmma kernel, ``<scheme>_sm80`` the mma.sync kernel (its tile as "auto" picks it) and
+``<scheme>_cublas`` the cuBLAS engine (the three skipped above 8192^3 of work, for device time). Usage: ``PYTHONPATH=. python3 benchmarks/gemm.py [--quick] [--out DIR]``.
 """
 import argparse
 import datetime
@@ -158,7 +158,7 @@ def run_case(m, n, k, batch, reps, tiles, with_xla):
         d = sp.dtype(name)
         _gpu.TILES[name] = tiles.get(name, _gpu.DEFAULT_TILE)
         rows.append((name, time_ms(lambda: sp.matmul(a, b, dtype=d), reps), rel_error(sp.matmul(a, b, dtype=d), ref)))
-        for engine in ("sm90", "cublas") if flops <= OTHER_ENGINES_MAX_WORK else ():
+        for engine in ("sm90", "sm80", "cublas") if flops <= OTHER_ENGINES_MAX_WORK else ():
             other = lambda: _gpu.matmul(a, b, d, engine=engine)   # noqa: E731
             rows.append((f"{name}_{engine}", time_ms(other, reps), rel_error(other(), ref)))
     if with_xla and batch == 1 and m == n == k and m in (4096, 8192):
