@@ -80,7 +80,7 @@ TILES = {"bf16": Tile(2, 4, 2, 3), "bf16x3": Tile(4, 2, 4, 3), "bf16x6": Tile(4,
 # n = 8192. precision="fp32" on the GPU takes the fp32-class scheme of the best geometric mean.
 # Products whose m and n are both at most SMALL (batches of small matrices) run the mma.sync kernel
 # with 64 x 64 blocks on every GPU: at 4096 x 64^3 on the H200 it takes half the time of the wgmma
-# kernel's 128 x 128 tiles or of cuBLAS (benchmarks/results/gemm-stages-2026-12-01-d7f0928.log).
+# kernel's 128 x 128 tiles, and less than cuBLAS's (benchmarks/results/gemm-stages-2026-12-01-82811d7.log).
 SMALL = 64
 SMALL_TILE = Tile(2, 2, 2, 2)
 
@@ -90,10 +90,10 @@ def auto_tile(d, m, n):
     return SMALL_TILE if max(m, n) <= SMALL else TILES.get(d.name, DEFAULT_TILE)
 
 
-MEASURED = {"tf32x3": ((46.2, 102.55, 103.9, 102.11), 1.24e-06),
-            "bf16x6": ((45.87, 98.42, 92.66, 107.07), 9.98e-07),
-            "bf16x9": ((38.16, 68.73, 69.36, 72.19), 9.98e-07)}
-MEASURED_SOURCE = "benchmarks/results/gemm-2026-11-30-2345996.json"   # cuBLAS SGEMM at 8192: 49.0, 1.62e-06
+MEASURED = {"tf32x3": ((48.33, 101.63, 112.77, 109.46), 1.24e-06),
+            "bf16x6": ((40.65, 102.46, 96.11, 108.07), 9.98e-07),
+            "bf16x9": ((35.48, 71.97, 68.81, 73.78), 9.98e-07)}
+MEASURED_SOURCE = "benchmarks/results/gemm-2026-12-01-82811d7.json"   # cuBLAS SGEMM at 8192: 48.7, 1.62e-06
 
 
 def fastest(precision):
