@@ -30,8 +30,8 @@ def stages(a, b, d, reps=10):
     row["sm90"] = time_ms(lambda: _gpu._gemm_sm90(pa, pb, c, d, chunk), reps)
     for t in [_gpu.TILES.get(d.name, _gpu.DEFAULT_TILE)] + SMALLER_TILES:
         if _gpu.fits(d, t):
-            row[f"sm80 {t.mt}/{t.warps_m}x{t.warps_n}x{t.stages}"] = time_ms(lambda t=t: _gpu._gemm_sm80(pa, pb, c, d, t),
-                                                                              reps)
+            label = f"sm80 {t.mt}/{t.warps_m}x{t.warps_n}x{t.stages}"
+            row[label] = time_ms(lambda t=t: _gpu._gemm_sm80(pa, pb, c, d, t), reps)
     sa, sb = _gpu.split_stacked(a, d, transpose=False, pad=pad), _gpu.split_stacked(b, d, transpose=True, pad=pad)
     row["cublas products"] = time_ms(lambda: _gpu._gemm_cublas(sa, sb, c, d, chunk), reps)
     for engine in ("sm90", "sm80", "cublas"):

@@ -188,6 +188,7 @@ gemm_split_sm90_pieces(const float* partial, float* c, const int* exponent_a, co
       total = fma_keep_subnormals(sums[2 * p * BM * BN + e], 1.0f, total);
       small = fma_keep_subnormals(sums[(2 * p + 1) * BM * BN + e], 1.0f, small);
     }
-    c[static_cast<long long>(row) * n + col] = finish<PAIRS, SMALL_SHIFT>(total, small, exponent_a, exponent_b, row, col);
+    c[static_cast<long long>(row) * n + col] =
+        finish<PAIRS, SMALL_SHIFT>(total, small, exponent_a, exponent_b, row, col);
   }
 }

@@ -383,7 +383,8 @@ def _gemm_sm90(pa, pb, c, d, chunk):
     _, exp_strides = _batch_args(pa, pb, batch)
     tiles = -(-m // _SM90_TILE) * -(-n // _SM90_TILE)
     split_from, pieces = split_tiles(tiles, -(-k_blocks // chunk_blocks), batch, multiprocessors())
-    partial = cupy.empty(((tiles - split_from) * pieces, 2, _SM90_TILE, _SM90_TILE), np.float32) if pieces > 1 else None
+    partial = None if pieces == 1 else cupy.empty(((tiles - split_from) * pieces, 2, _SM90_TILE, _SM90_TILE),
+                                                  np.float32)
     for z0 in range(0, batch, _MAX_GRID_Y):
         args = (*maps, c, pa.exponent, pb.exponent, np.int32(m), np.int32(n), np.int32(k_blocks),
                 np.int32(chunk_blocks), *(np.int32(r) for r in rows), *(np.int32(s) for s in exp_strides),
