@@ -24,8 +24,10 @@ round-to-nearest adds at least every ``d.gpu_k_block(k)`` values of k, and adds 
 
 K' is K zero-padded to whole 128-byte k-blocks; the split (``kernels/split_terms_sm80.cu``) writes
 either layout, bit for bit the parts of ``splitprec.split``, float32 subnormals kept. ``"auto"``
-runs the sm90 kernel for two-part schemes on Hopper at every size; others take cuBLAS from
-``CUBLAS_MIN_WORK`` multiply-adds on and the kernels below (measured, docs/kernels.md).
+(``auto_engine``, measured, docs/kernels.md) runs mma.sync with 64 x 64 blocks for outputs of at
+most 64 x 64; on Hopper the sm90 kernel for two-part schemes, and for the others below
+``CUBLAS_MIN_WORK`` multiply-adds or under one wave of tiles; otherwise cuBLAS for large products
+and mma.sync below.
 """
 import functools
 import math
@@ -496,18 +498,24 @@ def _unscale(c, pa, pb):
 CUBLAS_MIN_WORK = 2 ** 31
 
 
+def _hopper():
+    import cupy
+    return cupy.cuda.Device().compute_capability == "90"
+
+
 def auto_engine(d, m, n, k, batch):
     """The engine ``"auto"`` runs. mma.sync with 64 x 64 blocks for outputs of at most ``SMALL`` x
-    ``SMALL``; on compute capability 9.0 the sm90 kernel for two-part schemes (tf32x3, fp16x3:
-    faster than composed cuBLAS at every other measured size) and for multi-part schemes below
-    ``CUBLAS_MIN_WORK``; cuBLAS for large products otherwise; mma.sync for the rest."""
-    import cupy
+    ``SMALL``. On compute capability 9.0 the sm90 kernel for multi-part schemes: two-part ones
+    (tf32x3, fp16x3: faster than composed cuBLAS at every other measured size), the others below
+    ``CUBLAS_MIN_WORK`` or with fewer output tiles than SMs (their k then split across the idle
+    SMs: 128 x 8192 x 8192 bf16x9 31.3 against 27.1 TFLOP/s on cuBLAS, gemm-2026-12-01-82811d7.json).
+    Otherwise cuBLAS for large products and mma.sync for the rest."""
+    from . import _launch
     if max(m, n) <= SMALL:
         return "sm80"
     large = m * n * k * batch >= CUBLAS_MIN_WORK
-    if large and d.terms != 2:
-        return "cublas"
-    if cupy.cuda.Device().compute_capability == "90" and d.terms > 1:
+    if d.terms > 1 and _hopper() and (d.terms == 2 or not large or
+                                      -(-m // _SM90_TILE) * -(-n // _SM90_TILE) * batch < _launch.multiprocessors()):
         return "sm90"
     return "cublas" if large else "sm80"
 

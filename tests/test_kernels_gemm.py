@@ -71,11 +71,19 @@ def test_cublas_groups_small_products_by_i_plus_j():
                       "bf16x6": ((2, 0, 3), (1, 0, 2)), "bf16x9": ((4, 2, 1), (3, 1, 2), (2, 0, 3), (1, 0, 2))}
 
 
-def test_auto_engine_takes_cublas_from_its_work_threshold_and_small_blocks_for_small_outputs():
-    d = sp.dtype("bf16x6")
-    assert _gpu.auto_engine(d, 2048, 2048, _gpu.CUBLAS_MIN_WORK // 2048 ** 2, 1) == "cublas"
-    assert _gpu.auto_engine(d, 65, 64, 64, _gpu.CUBLAS_MIN_WORK // 64 ** 3 + 1) == "cublas"
-    assert _gpu.auto_engine(d, 64, 64, 64, _gpu.CUBLAS_MIN_WORK // 64 ** 3 + 1) == "sm80"
+@pytest.mark.parametrize("hopper", [False, True])
+def test_auto_engine_choices(hopper, monkeypatch):
+    monkeypatch.setattr(_gpu, "_hopper", lambda: hopper)
+    monkeypatch.setattr(_launch, "multiprocessors", lambda: 132)
+    d, two = sp.dtype("bf16x6"), sp.dtype("fp16x3")
+    large = _gpu.CUBLAS_MIN_WORK
+    assert _gpu.auto_engine(d, 2048, 2048, large // 2048 ** 2, 1) == "cublas"
+    assert _gpu.auto_engine(d, 65, 64, 64, large // 64 ** 3 + 1) == "cublas"
+    assert _gpu.auto_engine(d, 64, 64, 64, large // 64 ** 3 + 1) == "sm80"          # small outputs
+    assert _gpu.auto_engine(d, 128, 8192, 8192, 1) == ("sm90" if hopper else "cublas")   # 64 tiles
+    assert _gpu.auto_engine(d, 2048, 2048, 64, 1) == ("sm90" if hopper else "sm80")
+    assert _gpu.auto_engine(two, 2048, 2048, large // 2048 ** 2, 1) == ("sm90" if hopper else "cublas")
+    assert _gpu.auto_engine(sp.dtype("bf16"), 2048, 2048, 64, 1) == "sm80"
     assert _gpu.auto_tile(d, 64, 3) == _gpu.SMALL_TILE and _gpu.auto_tile(d, 64, 65) == _gpu.TILES["bf16x6"]
 
 
