@@ -1,7 +1,8 @@
 """GEMM benchmark on the GPU: every scheme (wgmma, mma.sync and cuBLAS-composed engines) beside anchors.
 
 Checks accuracy first (every scheme within ``accuracy.bounds.gemm_bound(..., engine="gpu")`` of the
-exact product), then times each case with CUDA events (warm-up, median of ``--reps``) on N(0,1)
+exact product), then times each case with CUDA events (half a second of warm-up per row, then the
+median of ``--reps``) on N(0,1)
 data, measures the normwise error against a float64 product, and writes
 ``benchmarks/results/gemm-<date>-<sha>.json``. TFLOP/s = 2*m*n*k*batch / time. Anchors: cuBLAS
 SGEMM / TF32 / BF16 / DGEMM (cupy's cuBLAS bindings) and XLA's DotAlgorithmPreset X3/X6/X9 when
@@ -54,10 +55,20 @@ def check_accuracy():
             print(f"accuracy ok: {name:7s} {engine:9s} max error/bound {ratio:.3g}", flush=True)
 
 
+SETTLE_SECONDS = 0.5     # warm-up per timed row: the H200 runs tensor-core work at its power limit,
+                         # and its clock follows what ran before (a row timed right after a lighter
+                         # one measured up to ~10% faster than in steady state)
+
+
 def time_ms(fn, reps, warmup=2):
-    """Median milliseconds of ``fn`` over ``reps`` runs, CUDA events around each."""
-    for _ in range(warmup):
+    """Median milliseconds of ``fn`` over ``reps`` runs, CUDA events around each, after at least
+    ``warmup`` calls and ``SETTLE_SECONDS`` of them (steady state)."""
+    start = time.perf_counter()
+    calls = 0
+    while calls < warmup or time.perf_counter() - start < SETTLE_SECONDS:
         fn()
+        cupy.cuda.get_current_stream().synchronize()
+        calls += 1
     start, stop = cupy.cuda.Event(), cupy.cuda.Event()
     times = []
     for _ in range(reps):
