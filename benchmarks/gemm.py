@@ -2,13 +2,13 @@
 
 Checks accuracy first (every scheme within ``accuracy.bounds.gemm_bound(..., engine="gpu")`` of the
 exact product), then times each case with CUDA events (half a second of warm-up per row, then the
-median of ``--reps``) on N(0,1)
-data, measures the normwise error against a float64 product, and writes
-``benchmarks/results/gemm-<date>-<sha>.json``. TFLOP/s = 2*m*n*k*batch / time. Anchors: cuBLAS
-SGEMM / TF32 / BF16 / DGEMM (cupy's cuBLAS bindings) and XLA's DotAlgorithmPreset X3/X6/X9 when
-jax imports. Rows: ``<scheme>`` is the public ``sp.matmul`` (engine "auto"), ``<scheme>_sm90`` the
-wgmma kernel, ``<scheme>_sm80`` the mma.sync kernel (its tile as "auto" picks it) and
-``<scheme>_cublas`` the cuBLAS engine (the three skipped above 8192^3 of work, for device time). Usage: ``PYTHONPATH=. python3 benchmarks/gemm.py [--quick] [--out DIR]``.
+median of ``--reps``) on N(0,1) data, measures the normwise error against a float64 product, and
+writes ``benchmarks/results/gemm-<date>-<sha>.json``. TFLOP/s = 2*m*n*k*batch / time. Anchors:
+cuBLAS SGEMM / TF32 / BF16 / DGEMM (cupy's cuBLAS bindings) and XLA's DotAlgorithmPreset X3/X6/X9
+when jax imports. Rows: ``<scheme>`` is the public ``sp.matmul`` (engine "auto"), ``<scheme>_sm90``
+the wgmma kernel, ``<scheme>_sm80`` the mma.sync kernel (its tile as "auto" picks it) and
+``<scheme>_cublas`` the cuBLAS engine (the three skipped above 8192^3 of work, for device time).
+Usage: ``PYTHONPATH=. python3 benchmarks/gemm.py [--quick] [--out DIR]``.
 """
 import argparse
 import datetime
@@ -134,7 +134,8 @@ def xla_anchors(a, b, ref, reps, schemes):
         preset = getattr(jax.lax.DotAlgorithmPreset, XLA_PRESETS[name])
         f = jax.jit(lambda x, y, p=preset: jnp.matmul(x, y, precision=p, preferred_element_type=jnp.float32))
         c = f(aj, bj).block_until_ready()
-        for _ in range(2):
+        settle = time.perf_counter()
+        while time.perf_counter() - settle < SETTLE_SECONDS:
             f(aj, bj).block_until_ready()
         times = []
         for _ in range(reps):
