@@ -92,10 +92,10 @@ def auto_tile(d, m, n):
     return SMALL_TILE if max(m, n) <= SMALL else TILES.get(d.name, DEFAULT_TILE)
 
 
-MEASURED = {"tf32x3": ((48.33, 101.63, 112.77, 109.46), 1.24e-06),
-            "bf16x6": ((40.65, 102.46, 96.11, 108.07), 9.98e-07),
-            "bf16x9": ((35.48, 71.97, 68.81, 73.78), 9.98e-07)}
-MEASURED_SOURCE = "benchmarks/results/gemm-2026-12-01-82811d7.json"   # cuBLAS SGEMM at 8192: 48.7, 1.62e-06
+MEASURED = {"tf32x3": ((63.61, 102.35, 104.16, 109.09), 1.24e-06),
+            "bf16x6": ((57.34, 93.66, 101.04, 107.89), 9.98e-07),
+            "bf16x9": ((44.84, 66.62, 67.22, 73.31), 9.98e-07)}
+MEASURED_SOURCE = "benchmarks/results/gemm-2026-12-01-d4078ce.json"   # cuBLAS SGEMM at 8192: 49.3, 1.62e-06
 
 
 def fastest(precision):
