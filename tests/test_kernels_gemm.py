@@ -166,6 +166,20 @@ def test_gpu_matmul_runs_on_the_current_stream(engine):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("engine", ENGINES)
+def test_gpu_checked_matmul_flags_lines_beyond_the_grid_z_limit(engine):
+    """A batch longer than one launch's grid z: the split's second launch flags its own lines."""
+    import cupy
+    _skip_without(engine)
+    a, b = randn(66000, 2, 3), randn(3, 2)
+    a[65600, 1, 2] = np.nan
+    c = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype("fp16x3"), engine=engine, checked=True))
+    nan = np.zeros(c.shape, bool)
+    nan[65600, 1] = True
+    np.testing.assert_array_equal(np.isnan(c), nan)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("engine", ENGINES)
 def test_public_gpu_matmul_returns_without_waiting_for_the_device(engine, monkeypatch):
     """``sp.matmul`` queues its work like ``cupy.matmul``: it returns while the stream is still busy
     with a kernel queued before it, and its result is right once the stream is done."""
