@@ -54,11 +54,11 @@ def check_accuracy(schemes, m=1024, k=8192):
 
 def stages(a, b, d, reps):
     """Milliseconds of the engine's stages (residues of A, of B incl. its transpose, GEMMs, CRT)."""
-    flag = cupy.zeros(1, np.int32)
+    words = cupy.zeros(1 + max(a.shape[0], b.shape[1]), np.uint32)    # the NaN/inf flag, then row flags
     batch = 1
     bits_a, bits_b = d.bits
-    res_a = lambda: _ozaki_gpu._residues(a[None], d, bits_a, flag)                      # noqa: E731
-    res_b = lambda: _ozaki_gpu._residues(cupy.ascontiguousarray(b.T)[None], d, bits_b, flag)  # noqa: E731
+    res_a = lambda: _ozaki_gpu._residues(a[None], d, bits_a, (words, 0, 1))                      # noqa: E731
+    res_b = lambda: _ozaki_gpu._residues(cupy.ascontiguousarray(b.T)[None], d, bits_b, (words, 0, 1))  # noqa: E731
     (pa, ea), (pb, eb) = res_a(), res_b()
     prod = _ozaki_gpu._products(pa, pb, batch, d)
     return {"residues_a": time_ms(res_a, reps), "residues_b": time_ms(res_b, reps),

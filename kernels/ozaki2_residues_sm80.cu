@@ -2,7 +2,8 @@
 // Ozaki scheme II, operand side: per row of a float64 (rows, k) matrix, the power-of-two exponent
 // of splitprec.ozaki.scale_exponents and the int8 residues of rint(x * 2**sigma) modulo every
 // modulus, written K-major for cuBLAS's TN int8 GEMM. Exact integer arithmetic throughout; NaN/inf
-// are read as 0 and reported. Ozaki, Uchino, Imamura, arXiv 2504.08009.
+// are read as 0 and reported for kernels/gemm_nonfinite_sm80.cu. Ozaki, Uchino, Imamura, arXiv
+// 2504.08009.
 #include "common/ozaki2.cuh"
 
 // Block-wide reduction of one double per thread (max or sum), result in every thread. The sums
@@ -26,7 +27,8 @@ __global__ void __launch_bounds__(256)
 ozaki2_residues_sm80(const double* __restrict__ x,    // (batch * rows, k) float64, row-major
                      signed char* __restrict__ planes, // (batch, N, rows, pad) int8 residues
                      int* __restrict__ exponent,       // (batch * rows) sigma per row
-                     int* __restrict__ nonfinite,      // set to 1 when a NaN/inf is read
+                     unsigned* __restrict__ nonfinite, // set to inf's float32 bits when a NaN/inf is read
+                     unsigned* __restrict__ lines,     // (batch * rows): set to 1 for a row holding one
                      int rows, int k, int pad,         // pad: k rounded up to a multiple of 16
                      int bits,                         // Q: the row is scaled to 2-norm <= 2**Q
                      int grid)                         // G = splitprec.ozaki.grid_bits(k)
@@ -41,7 +43,10 @@ ozaki2_residues_sm80(const double* __restrict__ x,    // (batch * rows, k) float
     const double v = xr[h];
     if (isfinite(v)) peak = fmax(peak, fabs(v)); else bad = true;
   }
-  if (bad) *nonfinite = 1;
+  if (bad) {
+    *nonfinite = 0x7F800000u;
+    lines[row] = 1u;
+  }
   peak = ozaki2_block_reduce<true>(peak, scratch, lane, warp, warps);
   const int g = peak > 0.0 ? ilogb(peak) + 1 : 0;          // peak < 2**g
   double total = 0.0;

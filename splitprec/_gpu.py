@@ -157,7 +157,7 @@ def instantiations():
                                for tile in (TILES.get(d.name, DEFAULT_TILE), SMALL_TILE)}),
             GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes} | {pieces_expression(d) for d in schemes}),
             SCALE_FILE: ["row_exponents", "column_peaks", "peak_exponents", "scale_rows_cols"],
-            NONFINITE_FILE: ["gemm_nonfinite"]}
+            NONFINITE_FILE: sorted(_NONFINITE_EXPRESSION.values())}
 
 
 def padded_k(k, d):
@@ -521,17 +521,20 @@ def auto_engine(d, m, n, k, batch):
 
 
 _NONFINITE_BLOCKS = 1024      # blocks of gemm_nonfinite: few, since they usually return at once
+_NONFINITE_EXPRESSION = {"f": "gemm_nonfinite<float>", "d": "gemm_nonfinite<double>"}
 
 
-def _fix_nonfinite(a, b, c, report):
-    """Give ``c`` (batch, m, n) the float64 product's NaN/inf where the split of ``a`` (batch or 1, m, k)
-    and ``b`` (batch or 1, k, n) reported them in ``report`` (peaks, then the flags of A's rows and
-    B's columns), and recompute entries whose narrow products overflowed: one launch of
-    ``kernels/gemm_nonfinite_sm80.cu``, which returns at once when neither can occur."""
+def fix_nonfinite(a, b, c, report):
+    """Give ``c`` (batch, m, n; float32 or float64, as ``a`` and ``b``) the float64 product's NaN/inf
+    where the operand kernels for ``a`` (batch or 1, m, k) and ``b`` (batch or 1, k, n) reported them
+    in ``report`` (peaks, then the flags of A's rows and B's columns), and for float32 recompute
+    entries whose narrow products overflowed: one launch of ``kernels/gemm_nonfinite_sm80.cu``,
+    which returns at once when neither can occur."""
     from ._launch import launch
     batch, m, n = c.shape
     lines_a = a.shape[0] * m
-    launch(NONFINITE_FILE, "gemm_nonfinite", (min(-(-c.size // 256), _NONFINITE_BLOCKS), 1, 1), (256, 1, 1),
+    grid = (min(-(-c.size // 256), _NONFINITE_BLOCKS), 1, 1)
+    launch(NONFINITE_FILE, _NONFINITE_EXPRESSION[c.dtype.char], grid, (256, 1, 1),
            (a, b, c, report, _at(report, 2), _at(report, 2 + lines_a), np.int32(m), np.int32(n),
             np.int32(a.shape[-1]), np.int64(batch), np.int32(a.shape[0] > 1), np.int32(b.shape[0] > 1)))
     return c
@@ -580,7 +583,7 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False):
     else:
         _gemm_sm80(pa, pb, c, d, tile or auto_tile(d, m, n))
     if checked:
-        _fix_nonfinite(a, b, c, report)
+        fix_nonfinite(a, b, c, report)
     return c.reshape(batch_shape + (m, n))
 
 

@@ -1,4 +1,4 @@
-"""The Ozaki-II engine: scale to integers, residues, exact modular products, CRT; numpy or cupy.
+"""The Ozaki-II engine on numpy: scale to integers, residues, exact modular products, CRT.
 
 The numpy engine is the reference model of the GPU engine (``splitprec._ozaki_gpu``): the same
 exponents, the same int8 residues, the same products modulo each ``m_l`` (float64 BLAS here: every
@@ -7,7 +7,6 @@ order), and the same float64 operations in the CRT, so both engines return the s
 """
 import numpy as np
 
-from ._backend import namespace
 from .ozaki import K_BLOCK, scale_exponents
 
 
@@ -62,7 +61,14 @@ def _modular_products(ra, rb, d):
     return out
 
 
-def _cpu_product(a, b, d):
+def product(a, b, d):
+    """``(a @ b with NaN/inf inputs taken as zeros, whether every input is finite)`` for float64
+    numpy arrays of ndim >= 2 (batch dimensions broadcast) in Ozaki-II scheme ``d`` (cupy arrays:
+    ``splitprec._ozaki_gpu.matmul``).
+
+    Accuracy: ``accuracy.gemm_bound(a, b, d)``, checked by
+    ``tests/test_ozaki.py::test_matmul_error_within_bound``.
+    """
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     all_finite = bool(np.isfinite(a).all()) and bool(np.isfinite(b).all())
@@ -76,16 +82,3 @@ def _cpu_product(a, b, d):
     rb = residues(np.rint(np.ldexp(b, tau)), d)
     value = crt(_modular_products(ra, rb, d), d)
     return np.ldexp(value, -(sigma + tau)), all_finite
-
-
-def product(a, b, d):
-    """``(a @ b with NaN/inf inputs taken as zeros, whether every input is finite)`` for float64
-    numpy or cupy arrays of ndim >= 2 (batch dimensions broadcast) in Ozaki-II scheme ``d``.
-
-    Accuracy: ``accuracy.gemm_bound(a, b, d)``, checked by
-    ``tests/test_ozaki.py::test_matmul_error_within_bound``.
-    """
-    if namespace(a, b) is np:
-        return _cpu_product(a, b, d)
-    from . import _ozaki_gpu
-    return _ozaki_gpu.product(a, b, d)

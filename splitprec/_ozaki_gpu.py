@@ -11,12 +11,16 @@
   exact in int32.
 - ``kernels/ozaki2_crt_sm80.cu``: reduces the products modulo each modulus, recovers the integer
   product by the CRT and scales it back, the numpy engine's operations in the same order.
+- ``kernels/gemm_nonfinite_sm80.cu`` (shared with the float32 engine): NaN/inf where the float64
+  product has them, from the rows and columns the residue kernel flagged; nothing is read back to
+  the host.
 """
 import functools
+import math
 
 import numpy as np
 
-from ._gpu import flatten_batch
+from ._gpu import _at, fix_nonfinite, flatten_batch
 from .ozaki import K_BLOCK, SCHEMES, grid_bits
 
 RESIDUE_FILE = "ozaki2_residues_sm80.cu"
@@ -46,9 +50,11 @@ def instantiations():
             CRT_FILE: [crt_expression(d) for d in SCHEMES]}
 
 
-def _residues(x, d, bits, nonfinite):
+def _residues(x, d, bits, report):
     """``(planes (batch, N, rows, K') int8, exponents (batch * rows,) int32)`` of float64 ``x``
-    (batch, rows, k), C-contiguous."""
+    (batch, rows, k), C-contiguous. ``report = (words, flag, lines)``: a zeroed uint32 cupy array
+    and two indices into it; the kernel sets the flag word to inf's float32 bits and the line word
+    of each row (from ``lines`` on) that holds NaN/inf."""
     import cupy
     from ._launch import launch
     batch, rows, k = x.shape
@@ -57,7 +63,8 @@ def _residues(x, d, bits, nonfinite):
     exponent = cupy.empty(batch * rows, np.int32)
     if batch * rows:
         launch(RESIDUE_FILE, residue_expression(d), (batch * rows, 1, 1), (_THREADS, 1, 1),
-               (x, planes, exponent, nonfinite, np.int32(rows), np.int32(k), np.int32(pad),
+               (x, planes, exponent, _at(report[0], report[1]), _at(report[0], report[2]), np.int32(rows),
+                np.int32(k), np.int32(pad),
                 np.int32(bits), np.int32(grid_bits(k))))
     return planes, exponent
 
@@ -127,24 +134,25 @@ def _crt(prod, ea, eb, batch, n, d):
     return out
 
 
-def product(a, b, d):
-    """``(a @ b, all_finite)`` for float64 cupy ``a`` (..., m, k) and ``b`` (..., k, n), batch
-    dimensions broadcast, NaN/inf multiplied as zeros; the numpy engine's result bit for bit.
+def matmul(a, b, d):
+    """``a @ b`` for float64 cupy ``a`` (..., m, k) and ``b`` (..., k, n), batch dimensions
+    broadcast, queued on the current stream with no host wait: the numpy engine's result bit for
+    bit, NaN/inf where the float64 product has them.
 
     Accuracy: ``accuracy.gemm_bound(a, b, d)``, checked by
     ``tests/test_ozaki.py::test_gpu_matmul_matches_the_numpy_engine``.
     """
     import cupy
     batch_shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    batch = int(np.prod(batch_shape, dtype=np.int64))
+    batch = math.prod(batch_shape)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     if batch == 0 or m == 0 or n == 0 or k == 0:
-        return cupy.zeros(batch_shape + (m, n), np.float64), bool(
-            cupy.isfinite(a).all() and cupy.isfinite(b).all())
-    nonfinite = cupy.zeros(1, np.int32)
+        return cupy.zeros(batch_shape + (m, n), np.float64)
+    a, b = flatten_batch(a, batch_shape, batch), flatten_batch(b, batch_shape, batch)
+    lines_a = a.shape[0] * m
+    report = cupy.zeros(2 + lines_a + b.shape[0] * n, np.uint32)
     bits_a, bits_b = d.bits
-    pa, ea = _residues(flatten_batch(a, batch_shape, batch), d, bits_a, nonfinite)
-    bt = cupy.ascontiguousarray(cupy.swapaxes(flatten_batch(b, batch_shape, batch), -1, -2))
-    pb, eb = _residues(bt, d, bits_b, nonfinite)
-    c = _crt(_products(pa, pb, batch, d), ea, eb, batch, n, d)
-    return c.reshape(batch_shape + (m, n)), not int(nonfinite.get()[0])
+    pa, ea = _residues(a, d, bits_a, (report, 0, 2))
+    pb, eb = _residues(cupy.ascontiguousarray(cupy.swapaxes(b, -1, -2)), d, bits_b, (report, 1, 2 + lines_a))
+    c = fix_nonfinite(a, b, _crt(_products(pa, pb, batch, d), ea, eb, batch, n, d), report)
+    return c.reshape(batch_shape + (m, n))

@@ -14,7 +14,7 @@ so results beyond the float32 range become ±inf as in the float64 product.
 import numpy as np
 
 from ._backend import is_cupy, namespace
-from . import _gpu, _ozaki_engine
+from . import _gpu, _ozaki_engine, _ozaki_gpu
 from ._engine import narrow_matmul
 from .dtypes import cheapest, dtype as get_dtype
 from .split import Parts, split
@@ -49,13 +49,14 @@ def _operand(x, name, op, d):
     return x.astype(widest, copy=False)
 
 
-def _nonfinite_pattern(a, b, finite_a, finite_b, xp):
-    """The product's values where non-finite inputs make it NaN/inf (finite elsewhere).
+def _nonfinite_pattern(a, b):
+    """The product's values where non-finite inputs make it NaN/inf (finite elsewhere), on numpy.
 
     Finite entries become their signs, so each finite sum is an integer of magnitude <= k while
-    inf*0, inf-inf and NaN behave as in the float64 product.
+    inf*0, inf-inf and NaN behave as in the float64 product (the GPU engines' fix-up kernel,
+    kernels/gemm_nonfinite_sm80.cu, does the same).
     """
-    return xp.matmul(xp.where(finite_a, xp.sign(a), a), xp.where(finite_b, xp.sign(b), b))
+    return np.matmul(np.where(np.isfinite(a), np.sign(a), a), np.where(np.isfinite(b), np.sign(b), b))
 
 
 def _recompute_overflowed(a, b, c):
@@ -73,10 +74,10 @@ def _recompute_overflowed(a, b, c):
     return c
 
 
-def _finite_parts(parts, xp):
+def _finite_parts(parts):
     """The parts of an array with its non-finite entries zeroed, from the array's own parts."""
     hi = parts.terms[0]
-    return Parts((xp.where(xp.isfinite(hi), hi, np.float32(0)),) + parts.terms[1:], parts.exponent)
+    return Parts((np.where(np.isfinite(hi), hi, np.float32(0)),) + parts.terms[1:], parts.exponent)
 
 
 def _cached_parts(splitter, d, axis, index):
@@ -92,7 +93,7 @@ def _cpu_product(a, b, d, parts_a, parts_b):
     """``(product with NaN/inf inputs taken as zeros, whether every input is finite)`` on numpy."""
     all_finite = bool(np.isfinite(a).all()) and bool(np.isfinite(b).all())
     if not all_finite:
-        parts_a, parts_b = (p if p is None else _finite_parts(p, np) for p in (parts_a, parts_b))
+        parts_a, parts_b = (p if p is None else _finite_parts(p) for p in (parts_a, parts_b))
         a, b = (np.where(np.isfinite(x), x, np.float32(0)) for x in (a, b))
     parts_a = split(a, d, axis=-1) if parts_a is None else parts_a
     parts_b = split(b, d, axis=-2) if parts_b is None else parts_b
@@ -103,14 +104,13 @@ def _cpu_product(a, b, d, parts_a, parts_b):
 
 
 def _matmul2d(a, b, d, parts_a=None, parts_b=None):
-    """``a @ b`` for float32 arrays of ndim >= 2 (batch dimensions broadcast).
+    """``a @ b`` for arrays of ndim >= 2 of the scheme's target dtype (batch dimensions broadcast).
 
     ``parts_a``/``parts_b``: the operands' split when already known (the reference engine uses
-    it; the GPU engine splits on the device, where it also handles NaN/inf and overflow).
+    it; the GPU engines split on the device, where they also handle NaN/inf and overflow).
     """
-    xp = namespace(a, b)
-    if xp is not np and d.target == "float32":
-        return _gpu.matmul(a, b, d, checked=True)
+    if namespace(a, b) is not np:
+        return _gpu.matmul(a, b, d, checked=True) if d.target == "float32" else _ozaki_gpu.matmul(a, b, d)
     with np.errstate(over="ignore", invalid="ignore"):   # overflow is handled in the products
         if d.target == "float64":
             c, all_finite = _ozaki_engine.product(a, b, d)
@@ -118,8 +118,8 @@ def _matmul2d(a, b, d, parts_a=None, parts_b=None):
             c, all_finite = _cpu_product(a, b, d, parts_a, parts_b)
     if all_finite:
         return c
-    pattern = _nonfinite_pattern(a, b, xp.isfinite(a), xp.isfinite(b), xp)
-    return xp.where(xp.isfinite(pattern), c, pattern)
+    pattern = _nonfinite_pattern(a, b)
+    return np.where(np.isfinite(pattern), c, pattern)
 
 
 def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None)):

@@ -179,8 +179,8 @@ def test_gpu_checked_matmul_flags_lines_beyond_the_grid_z_limit(engine):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("engine", ENGINES)
-def test_public_gpu_matmul_returns_without_waiting_for_the_device(engine, monkeypatch):
+@pytest.mark.parametrize("name, engine", [("fp16x3", e) for e in ENGINES] + [("ozaki2_int8x14", None)])
+def test_public_gpu_matmul_returns_without_waiting_for_the_device(name, engine, monkeypatch):
     """``sp.matmul`` queues its work like ``cupy.matmul``: it returns while the stream is still busy
     with a kernel queued before it, and its result is right once the stream is done."""
     import cupy
@@ -189,13 +189,15 @@ def test_public_gpu_matmul_returns_without_waiting_for_the_device(engine, monkey
     sleep = cupy.RawKernel(r'''extern "C" __global__ void sleep_ms(int ms) {
         for (int i = 0; i < ms; ++i) __nanosleep(1000000); }''', "sleep_ms")
     a, b = randn(300, 500), randn(500, 200)
+    if sp.dtype(name).target == "float64":
+        a, b = a.astype(np.float64), b.astype(np.float64)
     a[3, 4] = np.nan
-    expected = cupy.asnumpy(sp.matmul(cupy.asarray(a), cupy.asarray(b), dtype="fp16x3"))
+    expected = cupy.asnumpy(sp.matmul(cupy.asarray(a), cupy.asarray(b), dtype=name))
     with cupy.cuda.Stream(non_blocking=True) as stream:
         a_gpu, b_gpu = cupy.asarray(a), cupy.asarray(b)
         stream.synchronize()
         sleep((1,), (1,), (np.int32(1000),))
-        c = sp.matmul(a_gpu, b_gpu, dtype="fp16x3")
+        c = sp.matmul(a_gpu, b_gpu, dtype=name)
         assert not stream.done
         host = c.get(stream=stream)
     np.testing.assert_array_equal(host, expected)

@@ -252,10 +252,12 @@ def test_gpu_residues_and_every_modulus_product_are_exact(name):
     d = sp.dtype(name)
     a, b = spans(rng, (37, 300), 200), spans(rng, (29, 300), 200)      # b holds B's columns as rows
     a[3, 7], b[2, 5] = np.nan, -np.inf
-    flag = cupy.zeros(1, np.int32)
     planes, exps = [], []
     for x, bits in ((a, d.bits[0]), (b, d.bits[1])):
-        p, e = _ozaki_gpu._residues(cupy.asarray(x)[None], d, bits, flag)
+        words = cupy.zeros(1 + x.shape[0], np.uint32)           # the flag, then one word per row
+        p, e = _ozaki_gpu._residues(cupy.asarray(x)[None], d, bits, (words, 0, 1))
+        assert int(words[0]) == 0x7F800000
+        np.testing.assert_array_equal(words[1:].get() != 0, ~np.isfinite(x).all(axis=1))
         clean = np.where(np.isfinite(x), x, 0.0)
         sigma = scale_exponents(clean, bits, -1)
         assert np.array_equal(e.get(), sigma[:, 0])
@@ -263,7 +265,6 @@ def test_gpu_residues_and_every_modulus_product_are_exact(name):
         assert np.array_equal(p.get()[0, :, :, :300], np.stack(expected).astype(np.int8))
         assert not p.get()[0, :, :, 300:].any()
         planes.append(p)
-    assert int(flag.get()[0]) == 1
     ra, rb = (p.get()[0].astype(np.int64) for p in planes)
     for batched in (True, False):
         prod = _ozaki_gpu._products(planes[0], planes[1], 1, d, batched=batched).get()[0, 0]
