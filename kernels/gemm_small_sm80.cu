@@ -20,25 +20,37 @@ __device__ __forceinline__ unsigned finite_bits(float v) {
   return magnitude < 0x7F800000u ? magnitude : 0u;
 }
 
-// Rows r < 64, k values [0, k_pad), of x (rows, k), or of x^T for x (k, rows), into held[r * stride]:
-// zeros past the edges; NaN/inf read as zero and, with `lines`, flagged. Returns the largest |x| bits
-// read (NaN/inf included).
-template <bool TRANSPOSE>
-__device__ __forceinline__ unsigned hold(const float* x, int rows, int k, int k_pad, int stride, float* held,
-                                         unsigned* lines) {
+// x (rows, cols) float32 into held (64, stride) by asynchronous copies, zeros past the edges: 16 bytes
+// at a time where every row of x starts 16-byte aligned, else 4.
+__device__ __forceinline__ void hold_async(const float* x, int rows, int cols, int held_cols, int stride,
+                                           float* held) {
+  if (rows_aligned16(x, cols)) {
+    for (int idx = threadIdx.x; idx < rows * held_cols / 4; idx += SMALL_THREADS) {
+      const int r = idx / (held_cols / 4), q = 4 * (idx % (held_cols / 4));
+      copy_async<16>(held + r * stride + q, x + static_cast<long long>(r) * cols + min(q, cols - 4), q < cols);
+    }
+  } else {
+    for (int idx = threadIdx.x; idx < rows * held_cols; idx += SMALL_THREADS) {
+      const int r = idx / held_cols, q = idx % held_cols;
+      copy_async<4>(held + r * stride + q, x + static_cast<long long>(r) * cols + min(q, cols - 1), q < cols);
+    }
+  }
+}
+
+// NaN/inf among held (rows, cols) become zeros and, with `lines`, flag their row (A) or column (B,
+// held k-major); returns the largest |x| bits seen (NaN/inf included).
+template <bool COLUMNS>
+__device__ __forceinline__ unsigned clear_nonfinite(float* held, int rows, int cols, int stride,
+                                                    unsigned* lines) {
   unsigned largest = 0;
-  for (int idx = threadIdx.x; idx < SMALL_MN * k_pad; idx += SMALL_THREADS) {
-    // A: consecutive threads read consecutive k of a row; B (k, n): consecutive n of a k-row.
-    const int r = TRANSPOSE ? idx % SMALL_MN : idx / k_pad, q = TRANSPOSE ? idx / SMALL_MN : idx % k_pad;
-    const long long at = TRANSPOSE ? static_cast<long long>(q) * rows + r : static_cast<long long>(r) * k + q;
-    float v = r < rows && q < k ? x[at] : 0.0f;
+  for (int idx = threadIdx.x; idx < rows * cols; idx += SMALL_THREADS) {
+    float& v = held[idx / cols * stride + idx % cols];
     const unsigned magnitude = __float_as_uint(v) & 0x7FFFFFFFu;
     largest = max(largest, magnitude);
     if (magnitude >= 0x7F800000u) {
       v = 0.0f;
-      if (lines) lines[r] = 1u;
+      if (lines) lines[COLUMNS ? idx % cols : idx / cols] = 1u;
     }
-    held[r * stride + q] = v;
   }
   return largest;
 }
@@ -63,52 +75,70 @@ gemm_small_sm80(const float* a,         // (a_batches, m, k) float32
   constexpr int STAGE_CHUNKS = TERMS * (BM + BN) * ROW_CHUNKS;
   typedef typename PartStorage<FMT>::type Part;
   constexpr int ROW_PARTS = ROW_CHUNKS * CHUNK / sizeof(Part), TERM_PARTS = (BM + BN) * ROW_PARTS;
-  extern __shared__ uint4 smem[];       // parts (STAGE_CHUNKS), then A and B^T held as (64, stride) floats
+  extern __shared__ uint4 smem[];       // parts (STAGE_CHUNKS), then A (64, k_pad + 4), B (k_pad, 68) floats
   __shared__ int exponent[BM + BN];
   __shared__ unsigned block_largest[2];
   const int k_blocks = (k + K_VALUES - 1) / K_VALUES, k_pad = k_blocks * K_VALUES;
-  const int stride = k_pad + 4;         // floats per held row: 16-byte aligned, banks shifted
+  const int stride_a = k_pad + 4, stride_b = SMALL_MN + 4;   // 16-byte aligned rows
   float* held_a = reinterpret_cast<float*>(smem + STAGE_CHUNKS);
-  float* held_b = held_a + SMALL_MN * stride;
+  float* held_b = held_a + SMALL_MN * stride_a;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
   const long long z = blockIdx.x, za = a_batched ? z : 0, zb = b_batched ? z : 0;
 
+  // Rows of A past m and of B past k are zeros (the copies zero the columns past the edges).
+  for (int idx = tid; idx < (SMALL_MN - m) * stride_a; idx += SMALL_THREADS) held_a[m * stride_a + idx] = 0.0f;
+  for (int idx = tid; idx < (k_pad - k) * stride_b; idx += SMALL_THREADS) held_b[k * stride_b + idx] = 0.0f;
   if (tid < 2) block_largest[tid] = 0u;
+  __syncthreads();
+  hold_async(a + za * m * k, m, k, k_pad, stride_a, held_a);
+  hold_async(b + zb * k * n, k, n, SMALL_MN, stride_b, held_b);
+  copy_async_commit();
+  copy_async_wait<0>();
   __syncthreads();
   unsigned* lines_a = report ? report + 2 + za * m : nullptr;
   unsigned* lines_b = report ? report + 2 + (a_batched ? gridDim.x : 1) * m + zb * n : nullptr;
   const unsigned largest_a = __reduce_max_sync(0xFFFFFFFFu,
-                                               hold<false>(a + za * m * k, m, k, k_pad, stride, held_a, lines_a));
+                                               clear_nonfinite<false>(held_a, m, k, stride_a, lines_a));
   const unsigned largest_b = __reduce_max_sync(0xFFFFFFFFu,
-                                               hold<true>(b + zb * k * n, n, k, k_pad, stride, held_b, lines_b));
+                                               clear_nonfinite<true>(held_b, k, n, stride_b, lines_b));
   if (report && lane == 0) {   // one global atomic per block and operand, below
     atomicMax(block_largest, largest_a);
     atomicMax(block_largest + 1, largest_b);
   }
   __syncthreads();
   if (report && tid < 2 && block_largest[tid]) atomicMax(report + tid, block_largest[tid]);
-  if (tid < BM + BN) {   // one row of A or of B^T per thread
-    int e = 0;
-    if constexpr (POW2) {
-      const float* row = (tid < BM ? held_a : held_b) + (tid % SMALL_MN) * stride;
+  if constexpr (POW2) {   // exponents of A's rows (a warp per row) and B's columns (a thread each)
+    for (int r = warp; r < BM; r += SMALL_THREADS / 32) {
       unsigned peak = 0;
-      for (int q = 0; q < k_pad; ++q) peak = max(peak, finite_bits(row[q]));
-      e = pow2_exponent(peak, emax);
+      for (int q = lane; q < k_pad; q += 32) peak = max(peak, finite_bits(held_a[r * stride_a + q]));
+      peak = __reduce_max_sync(0xFFFFFFFFu, peak);
+      if (lane == 0) exponent[r] = pow2_exponent(peak, emax);
     }
-    exponent[tid] = e;
+    if (tid < BN) {
+      unsigned peak = 0;
+      for (int q = 0; q < k_pad; ++q) peak = max(peak, finite_bits(held_b[q * stride_b + tid]));
+      exponent[BM + tid] = pow2_exponent(peak, emax);
+    }
+  } else if (tid < BM + BN) {
+    exponent[tid] = 0;
   }
   __syncthreads();
 
   float total[MT][4][4] = {}, part[MT][4][4] = {};
   Part* parts = reinterpret_cast<Part*>(smem);
   for (int kb = 0; kb < k_blocks; ++kb) {
-    for (int unit = tid; unit < (BM + BN) * K_VALUES / 4; unit += SMALL_THREADS) {   // four values each
+    for (int unit = tid; unit < BM * K_VALUES / 4; unit += SMALL_THREADS) {   // A: four values of a row
       const int row = unit / (K_VALUES / 4), q = 4 * (unit % (K_VALUES / 4));
-      const float* held = (row < BM ? held_a : held_b) + (row % SMALL_MN) * stride + kb * K_VALUES + q;
-      const float4 v = *reinterpret_cast<const float4*>(held);
+      const float4 v = *reinterpret_cast<const float4*>(held_a + row * stride_a + kb * K_VALUES + q);
       const float x[4] = {v.x, v.y, v.z, v.w};
       split4<FMT, TERMS, SHIFT>(x, exponent[row], parts, row * ROW_PARTS + q, TERM_PARTS);
+    }
+    for (int unit = tid; unit < BN * K_VALUES / 4; unit += SMALL_THREADS) {   // B: four k of a column
+      const int col = unit % BN, q = 4 * (unit / BN);
+      const float* held = held_b + (kb * K_VALUES + q) * stride_b + col;
+      const float x[4] = {held[0], held[stride_b], held[2 * stride_b], held[3 * stride_b]};
+      split4<FMT, TERMS, SHIFT>(x, exponent[BM + col], parts, (BM + col) * ROW_PARTS + q, TERM_PARTS);
     }
     __syncthreads();
     if constexpr ((PAIRS & ~1u) != 0) {

@@ -387,7 +387,7 @@ def _gemm_small(a, b, c, d, report):
     batch, m, n = c.shape
     k = a.shape[-1]
     k_pad = padded_k(k, d)
-    shared = d.terms * 2 * SMALL * 9 * 16 + 2 * SMALL * (k_pad + 4) * 4   # parts of a k-block, A and B^T
+    shared = d.terms * 2 * SMALL * 9 * 16 + (SMALL * (k_pad + 4) + k_pad * (SMALL + 4)) * 4   # parts, A, B
     launch(SMALL_FILE, small_expression(d), (batch, 1, 1), (128, 1, 1),
            (a, b, c, np.int32(m), np.int32(n), np.int32(k), np.int32(a.shape[0] > 1), np.int32(b.shape[0] > 1),
             np.int32(d.format.emax), report), shared_bytes=shared)
