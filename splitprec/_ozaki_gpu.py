@@ -64,8 +64,7 @@ def _residues(x, d, bits, report):
     if batch * rows:
         launch(RESIDUE_FILE, residue_expression(d), (batch * rows, 1, 1), (_THREADS, 1, 1),
                (x, planes, exponent, _at(report[0], report[1]), _at(report[0], report[2]), np.int32(rows),
-                np.int32(k), np.int32(pad),
-                np.int32(bits), np.int32(grid_bits(k))))
+                np.int32(k), np.int32(pad), np.int32(bits), np.int32(grid_bits(k))))
     return planes, exponent
 
 
