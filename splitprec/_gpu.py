@@ -524,10 +524,20 @@ _NONFINITE_BLOCKS = 1024      # blocks of gemm_nonfinite: few, since they usuall
 _NONFINITE_EXPRESSION = {"f": "gemm_nonfinite<float>", "d": "gemm_nonfinite<double>"}
 
 
+def nonfinite_report(a, b):
+    """``(words, for_a, for_b)``: the zeroed uint32 report that the operand kernels of ``a`` (batch or
+    1, m, k) and ``b`` (batch or 1, k, n) fill and ``fix_nonfinite`` reads (A's and B's peak words,
+    then a flag per row of A and per column of B), and each operand's ``(words, peak, lines)``."""
+    import cupy
+    lines_a = a.shape[0] * a.shape[1]
+    words = cupy.zeros(2 + lines_a + b.shape[0] * b.shape[2], np.uint32)
+    return words, (words, 0, 2), (words, 1, 2 + lines_a)
+
+
 def fix_nonfinite(a, b, c, report):
     """Give ``c`` (batch, m, n; float32 or float64, as ``a`` and ``b``) the float64 product's NaN/inf
     where the operand kernels for ``a`` (batch or 1, m, k) and ``b`` (batch or 1, k, n) reported them
-    in ``report`` (peaks, then the flags of A's rows and B's columns), and for float32 recompute
+    in ``report`` (the words of ``nonfinite_report``), and for float32 recompute
     entries whose narrow products overflowed: one launch of ``kernels/gemm_nonfinite_sm80.cu``,
     which returns at once when neither can occur."""
     from ._launch import launch
@@ -565,14 +575,10 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False):
         engine = auto_engine(d, m, n, k, batch)
     pad = padded_k(k, d)
     a, b = flatten_batch(a, batch_shape, batch), flatten_batch(b, batch_shape, batch)
-    reports = (None, None)
-    if checked:
-        lines_a = a.shape[0] * m
-        report = cupy.zeros(2 + lines_a + b.shape[0] * n, np.uint32)
-        reports = ((report, 0, 2), (report, 1, 2 + lines_a))
+    report, for_a, for_b = nonfinite_report(a, b) if checked else (None, None, None)
     splitter = split_stacked if engine == "cublas" else split_operand
-    pa = splitter(a, d, transpose=False, pad=pad, report=reports[0])
-    pb = splitter(b, d, transpose=True, pad=pad, report=reports[1])
+    pa = splitter(a, d, transpose=False, pad=pad, report=for_a)
+    pb = splitter(b, d, transpose=True, pad=pad, report=for_b)
     c = cupy.empty((batch, m, n), np.float32)
     if engine == "cublas":
         _gemm_cublas(pa, pb, c, d, chunk or cublas_chunk(d, k))

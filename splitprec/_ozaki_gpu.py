@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ._gpu import _at, fix_nonfinite, flatten_batch
+from ._gpu import _at, fix_nonfinite, flatten_batch, nonfinite_report
 from .ozaki import K_BLOCK, SCHEMES, grid_bits
 
 RESIDUE_FILE = "ozaki2_residues_sm80.cu"
@@ -148,10 +148,9 @@ def matmul(a, b, d):
     if batch == 0 or m == 0 or n == 0 or k == 0:
         return cupy.zeros(batch_shape + (m, n), np.float64)
     a, b = flatten_batch(a, batch_shape, batch), flatten_batch(b, batch_shape, batch)
-    lines_a = a.shape[0] * m
-    report = cupy.zeros(2 + lines_a + b.shape[0] * n, np.uint32)
+    report, for_a, for_b = nonfinite_report(a, b)
     bits_a, bits_b = d.bits
-    pa, ea = _residues(a, d, bits_a, (report, 0, 2))
-    pb, eb = _residues(cupy.ascontiguousarray(cupy.swapaxes(b, -1, -2)), d, bits_b, (report, 1, 2 + lines_a))
+    pa, ea = _residues(a, d, bits_a, for_a)
+    pb, eb = _residues(cupy.ascontiguousarray(cupy.swapaxes(b, -1, -2)), d, bits_b, for_b)
     c = fix_nonfinite(a, b, _crt(_products(pa, pb, batch, d), ea, eb, batch, n, d), report)
     return c.reshape(batch_shape + (m, n))
