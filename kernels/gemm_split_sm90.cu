@@ -44,13 +44,6 @@ __device__ __forceinline__ int2 tile_origin(int tile, int m, int n) {
   return make_int2((first_row + in_group % rows_in_group) * BM, (in_group / rows_in_group) * BN);
 }
 
-// A consumer warpgroup is done with a stage: one arrival on its "empty" barrier, in both blocks
-// when they share B.
-__device__ __forceinline__ void release(unsigned empty, bool share, unsigned rank) {
-  barrier_arrive(empty);
-  if (share) barrier_arrive_remote(empty, rank ^ 1u);
-}
-
 // One output value: the promoted hi*hi sum plus the small products' (scaled by 2**-SMALL_SHIFT),
 // one rounding, then the pow2 scaling undone (another rounding, subnormals kept).
 template <unsigned PAIRS, int SMALL_SHIFT>
@@ -64,9 +57,8 @@ template <int FMT,           // part format (PartFormat)
           int TERMS,         // parts per operand
           unsigned PAIRS,    // bit 3*i+j set: product A_i B_j is taken
           int SMALL_SHIFT,   // the products with i+j > 0 are scaled by 2**-SMALL_SHIFT (all share it)
-          int STAGES,        // pipeline depth, in k-blocks
-          int CLUSTER>       // 2: pairs of blocks on one column of tiles share B's parts (multicast)
-__global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTER, 1, 1)
+          int STAGES>        // pipeline depth, in k-blocks
+__global__ void __launch_bounds__(THREADS, 1)
 gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts, as rows (below)
                 const __grid_constant__ TensorMap map_b,   // B's parts (B transposed), as rows
                 float* c,               // (batch, m, n) float32
@@ -88,14 +80,6 @@ gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts, as rows
   const unsigned full0 = shared_address(full), empty0 = shared_address(empty);
   const int tid = threadIdx.x, z = z0 + blockIdx.y;
 
-  // Pairs of whole tiles on one column of tiles (the raster's neighbours) share B: each block loads
-  // every other part of B's stage into both blocks' shared memory.
-  const unsigned rank = CLUSTER == 2 ? cluster_rank() : 0u;
-  const int first = blockIdx.x - rank;
-  const bool share = CLUSTER == 2 && first + 1 < split_from &&
-                     tile_origin(first, m, n).y == tile_origin(first + 1, m, n).y;
-  const int tiles = ((m + BM - 1) / BM) * ((n + BN - 1) / BN);
-  if (blockIdx.x >= split_from + (tiles - split_from) * pieces) return;   // the last cluster's padding
   int tile = blockIdx.x, kb_begin = 0, kb_end = k_blocks;
   float* piece_sums = nullptr;
   if (tile >= split_from) {                // one piece: whole chunks [chunks * p / pieces, chunks * (p+1) / pieces)
@@ -112,12 +96,11 @@ gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts, as rows
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
       barrier_init(full0 + 8 * s, 1);
-      barrier_init(empty0 + 8 * s, share ? 4 : 2);   // one arrival per consumer warpgroup (of both blocks)
+      barrier_init(empty0 + 8 * s, 2);     // one arrival per consumer warpgroup
     }
     barrier_init_fence();
   }
   __syncthreads();
-  if (share) cluster_sync();               // the other block's barriers are ready
 
   if (tid >= CONSUMERS) {                  // producer warpgroup: one thread issues every copy
     set_register_limit<false, 40>();
@@ -130,16 +113,10 @@ gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts, as rows
 #pragma unroll
         for (int t = 0; t < TERMS; ++t) {
           tensor_load_2d(stage + t * TILE_BYTES, map_a, kb * K_VALUES, t * a_term_rows + z * a_batch_rows + m0, bar);
-          const unsigned b_tile = stage + (TERMS + t) * TILE_BYTES;
-          const int b_row = t * b_term_rows + z * b_batch_rows + n0;
-          if (!share) tensor_load_2d(b_tile, map_b, kb * K_VALUES, b_row, bar);
-          else if ((i * TERMS + t) % 2 == static_cast<int>(rank))
-            tensor_load_2d_multicast(b_tile, map_b, kb * K_VALUES, b_row, bar, 0b11);
+          tensor_load_2d(stage + (TERMS + t) * TILE_BYTES, map_b, kb * K_VALUES,
+                         t * b_term_rows + z * b_batch_rows + n0, bar);
         }
       }
-      // Shared: stay until both blocks' consumers are done with every stage this block filled.
-      for (int i = blocks; share && i < blocks + STAGES; ++i)
-        if (i >= STAGES) barrier_wait(empty0 + 8 * (i % STAGES), (i / STAGES - 1) & 1);
     }
     return;
   }
@@ -166,14 +143,13 @@ gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts, as rows
       }
     warpgroup_commit();
     warpgroup_wait<1>();                  // stage kb - 1's products are done: release it
-    if (i > 0 && tid % 128 == 0) release(empty0 + 8 * ((i - 1) % STAGES), share, rank);
+    if (i > 0 && tid % 128 == 0) barrier_arrive(empty0 + 8 * ((i - 1) % STAGES));
     if ((kb + 1) % chunk_blocks == 0 || i + 1 == blocks) {   // promote the chunk
       warpgroup_wait<0>();
       fence_registers(chunk);
 #pragma unroll
       for (int i = 0; i < 64; ++i) total[i] = fma_keep_subnormals(chunk[i], 1.0f, total[i]);
     }
-    if (share && i + 1 == blocks && tid % 128 == 0) release(empty0 + 8 * s, share, rank);   // the last stage
   }
   warpgroup_wait<0>();                    // (done at the last promotion; ptxas cannot see it)
   fence_registers(small);

@@ -49,7 +49,6 @@ _MAX_GRID_Y = _MAX_GRID_Z = 65535   # largest grid y and z extents of a launch
 _SPLIT_TILE = 64           # split_terms_sm80's (TILE, TILE) input tile per block and step
 _SPLIT_GRID_Y = 128        # split blocks along y; each loops over its share of row tiles
 _SM90_TILE = 128           # gemm_split_sm90's block tile (rows of A and of B per stage)
-_SM90_CLUSTER = 2          # blocks per cluster: neighbouring tiles of a column share B's loads
 
 
 @dataclass(frozen=True)
@@ -142,7 +141,7 @@ def _sm90_shared_bytes(d):
 
 def gemm90_expression(d):
     return (f"gemm_split_sm90<{_FORMAT_CODE[d.base]}, {d.terms}, {_pairs_mask(d)}u, {_small_shift(d)}, "
-            f"{_sm90_stages(d)}, {_SM90_CLUSTER}>")
+            f"{_sm90_stages(d)}>")
 
 
 def pieces_expression(d):
@@ -386,14 +385,13 @@ def _gemm_sm90(pa, pb, c, d, chunk):
     _, exp_strides = _batch_args(pa, pb, batch)
     tiles = -(-m // _SM90_TILE) * -(-n // _SM90_TILE)
     split_from, pieces = split_tiles(tiles, -(-k_blocks // chunk_blocks), batch, multiprocessors())
-    blocks = split_from + (tiles - split_from) * pieces
     partial = None if pieces == 1 else cupy.empty(((tiles - split_from) * pieces, 2, _SM90_TILE, _SM90_TILE),
                                                   np.float32)
     for z0 in range(0, batch, _MAX_GRID_Y):
         args = (*maps, c, pa.exponent, pb.exponent, np.int32(m), np.int32(n), np.int32(k_blocks),
                 np.int32(chunk_blocks), *(np.int32(r) for r in rows), *(np.int32(s) for s in exp_strides),
                 np.int32(z0), np.int32(split_from), np.int32(pieces), partial)
-        launch(GEMM90_FILE, gemm90_expression(d), (-(-blocks // _SM90_CLUSTER) * _SM90_CLUSTER,
+        launch(GEMM90_FILE, gemm90_expression(d), (split_from + (tiles - split_from) * pieces,
                                                    min(batch - z0, _MAX_GRID_Y), 1), (384, 1, 1), args,
                shared_bytes=_sm90_shared_bytes(d))
     if partial is not None:

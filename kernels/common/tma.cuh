@@ -28,29 +28,11 @@ __device__ __forceinline__ void barrier_arrive(unsigned bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
 }
 
-// One arrival on the barrier at `bar`'s offset in block `rank` of this cluster.
-__device__ __forceinline__ void barrier_arrive_remote(unsigned bar, unsigned rank) {
-  asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n"
-               :: "r"(bar), "r"(rank) : "memory");
-}
-
 // Blocks until the barrier's phase of the given parity (0, 1, 0, ... for its 1st, 2nd, 3rd use) completes.
 __device__ __forceinline__ void barrier_wait(unsigned bar, unsigned parity) {
   asm volatile("{\n.reg .pred done;\nWAIT:\n"
                "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
                "@!done bra WAIT;\n}\n" :: "r"(bar), "r"(parity) : "memory");
-}
-
-__device__ __forceinline__ unsigned cluster_rank() {
-  unsigned rank;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
-  return rank;
-}
-
-// Every thread of every block of the cluster waits here for all the others.
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 
 // The box at (inner, outer) elements of the tensor map into shared memory at `dst` (the map's
@@ -62,11 +44,3 @@ __device__ __forceinline__ void tensor_load_2d(unsigned dst, const TensorMap& ma
                :: "r"(dst), "l"(&map), "r"(inner), "r"(outer), "r"(bar) : "memory");
 }
 
-// tensor_load_2d into `dst` of every block of the cluster in `blocks` (bit r: rank r), each copy
-// completing on that block's barrier at `bar`'s offset.
-__device__ __forceinline__ void tensor_load_2d_multicast(unsigned dst, const TensorMap& map, int inner, int outer,
-                                                         unsigned bar, unsigned short blocks) {
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-               " [%0], [%1, {%2, %3}], [%4], %5;\n"
-               :: "r"(dst), "l"(&map), "r"(inner), "r"(outer), "r"(bar), "h"(blocks) : "memory");
-}
