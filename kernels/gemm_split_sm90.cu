@@ -125,8 +125,20 @@ gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts, as rows
   const int warpgroup = tid / 128;
   float total[64] = {}, chunk[64], small[64] = {};
   const unsigned a_rows = warpgroup * 64 * K_BYTES;    // this warpgroup's rows of an A tile
+  // With two stages (three-part schemes), a consumer that holds stage i - 1 while stage i is late
+  // leaves the producer nothing to fill: then it waits for i - 1's products and releases it first,
+  // and it releases a stage as soon as a promotion has waited for its products. That made bf16x6
+  // and bf16x9 7-10% faster; with three stages the drain costs more than it gives (fp16x3, tf32x3:
+  // 1-2% slower; benchmarks/results/gemm-early-release-2026-12-01-972e1d2.log).
+  constexpr bool EARLY_RELEASE = STAGES == 2;
+  bool held = false;                      // stage i - 1 is not released yet
   for (int i = 0; i < blocks; ++i) {
     const int s = i % STAGES, kb = kb_begin + i;
+    if (EARLY_RELEASE && held && !barrier_done(full0 + 8 * s, (i / STAGES) & 1)) {
+      warpgroup_wait<0>();
+      if (tid % 128 == 0) barrier_arrive(empty0 + 8 * ((i - 1) % STAGES));
+      held = false;
+    }
     barrier_wait(full0 + 8 * s, (i / STAGES) & 1);
     const unsigned stage = base + s * STAGE_BYTES;
     const bool chunk_start = kb % chunk_blocks == 0;
@@ -142,10 +154,17 @@ gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts, as rows
         else wgmma_step<FMT>(small, da, db, 1);
       }
     warpgroup_commit();
-    warpgroup_wait<1>();                  // stage kb - 1's products are done: release it
-    if (i > 0 && tid % 128 == 0) barrier_arrive(empty0 + 8 * ((i - 1) % STAGES));
+    if (held) {
+      warpgroup_wait<1>();                // stage i - 1's products are done: release it
+      if (tid % 128 == 0) barrier_arrive(empty0 + 8 * ((i - 1) % STAGES));
+    }
+    held = true;
     if ((kb + 1) % chunk_blocks == 0 || i + 1 == blocks) {   // promote the chunk
       warpgroup_wait<0>();
+      if (EARLY_RELEASE) {
+        if (tid % 128 == 0) barrier_arrive(empty0 + 8 * s);
+        held = false;
+      }
       fence_registers(chunk);
 #pragma unroll
       for (int i = 0; i < 64; ++i) total[i] = fma_keep_subnormals(chunk[i], 1.0f, total[i]);

@@ -28,6 +28,14 @@ __device__ __forceinline__ void barrier_arrive(unsigned bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
 }
 
+// Whether the barrier's phase of the given parity has completed (does not block).
+__device__ __forceinline__ bool barrier_done(unsigned bar, unsigned parity) {
+  unsigned done;
+  asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  return done;
+}
+
 // Blocks until the barrier's phase of the given parity (0, 1, 0, ... for its 1st, 2nd, 3rd use) completes.
 __device__ __forceinline__ void barrier_wait(unsigned bar, unsigned parity) {
   asm volatile("{\n.reg .pred done;\nWAIT:\n"
