@@ -2,7 +2,8 @@
 
 Checks accuracy first (every scheme within ``accuracy.bounds.gemm_bound(..., engine="gpu")`` of the
 exact product), then times each case with CUDA events (half a second of warm-up per row, then the
-median of ``--reps``) on N(0,1) data, measures the normwise error against a float64 product, and
+median of ``--reps``; the targets' case, 8192^3, in ``--rounds`` interleaved rounds, the median of
+its rounds) on N(0,1) data, measures the normwise error against a float64 product, and
 writes ``benchmarks/results/gemm-<date>-<sha>.json``. TFLOP/s = 2*m*n*k*batch / time. Anchors:
 cuBLAS SGEMM / TF32 / BF16 / DGEMM (cupy's cuBLAS bindings) and XLA's DotAlgorithmPreset X3/X6/X9
 when jax imports. Rows: ``<scheme>`` is the public ``sp.matmul`` (engine "auto"), ``<scheme>_sm90``
@@ -32,6 +33,7 @@ from splitprec import _gpu  # noqa: E402
 SCHEMES = sp.dtypes("float32")
 CASES = [(2048, 2048, 2048, 1), (4096, 4096, 4096, 1), (8192, 8192, 8192, 1), (16384, 16384, 16384, 1),
          (8192, 8192, 1024, 1), (128, 8192, 8192, 1), (64, 64, 64, 4096)]
+TARGET_CASE = (8192, 8192, 8192, 1)
 QUICK_CASES = [(2048, 2048, 2048, 1), (8192, 8192, 8192, 1), (64, 64, 64, 4096)]
 CANDIDATE_TILES = [_gpu.Tile(4, 2, 4, 2), _gpu.Tile(4, 2, 4, 3), _gpu.Tile(2, 4, 2, 2), _gpu.Tile(2, 4, 2, 3),
                    _gpu.Tile(4, 2, 2, 3), _gpu.Tile(2, 2, 4, 4)]
@@ -104,23 +106,21 @@ def to_bf16_bits(x):
 
 
 def anchors(a, b, ref, reps):
-    """(name, ms, rel_error) of cuBLAS SGEMM, TF32, BF16 and DGEMM on one case."""
-    rows = []
-    runs = {"cublas_sgemm": lambda: cupy.matmul(a, b), "cublas_dgemm": None}
-    rows.append(("cublas_sgemm", time_ms(runs["cublas_sgemm"], reps), rel_error(cupy.matmul(a, b), ref)))
+    """(name, timer, rel_error) of cuBLAS SGEMM, TF32, BF16 and DGEMM on one case; ``timer()`` gives
+    milliseconds."""
+    rows = [("cublas_sgemm", lambda: cupy.matmul(a, b), rel_error(cupy.matmul(a, b), ref))]
     if a.ndim == 2:
         tf32 = lambda: cublas_gemm_ex(a, b, 0, 77)          # noqa: E731  COMPUTE_32F_FAST_TF32
-        rows.append(("cublas_tf32", time_ms(tf32, reps), rel_error(tf32(), ref)))
         ab, bb = to_bf16_bits(a), to_bf16_bits(b)
         bf16 = lambda: cublas_gemm_ex(ab, bb, 14, 68)       # noqa: E731  CUDA_R_16BF, COMPUTE_32F
-        rows.append(("cublas_bf16", time_ms(bf16, reps), rel_error(bf16(), ref)))
+        rows += [("cublas_tf32", tf32, rel_error(tf32(), ref)), ("cublas_bf16", bf16, rel_error(bf16(), ref))]
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    rows.append(("cublas_dgemm", time_ms(lambda: cupy.matmul(a64, b64), reps), 0.0))
-    return rows
+    rows.append(("cublas_dgemm", lambda: cupy.matmul(a64, b64), 0.0))
+    return [(name, lambda run=run: time_ms(run, reps), err) for name, run, err in rows]
 
 
 def xla_anchors(a, b, ref, reps, schemes):
-    """(name, ms, rel_error) of XLA's DotAlgorithmPreset of each scheme (host timer around
+    """(name, timer, rel_error) of XLA's DotAlgorithmPreset of each scheme (host timer around
     block_until_ready: jax exposes no CUDA events), or [] when jax does not import."""
     try:
         import jax
@@ -129,11 +129,8 @@ def xla_anchors(a, b, ref, reps, schemes):
         print(f"xla anchors skipped: {err!r}", flush=True)
         return []
     aj, bj = jnp.asarray(cupy.asnumpy(a)), jnp.asarray(cupy.asnumpy(b))
-    rows = []
-    for name in schemes:
-        preset = getattr(jax.lax.DotAlgorithmPreset, XLA_PRESETS[name])
-        f = jax.jit(lambda x, y, p=preset: jnp.matmul(x, y, precision=p, preferred_element_type=jnp.float32))
-        c = f(aj, bj).block_until_ready()
+
+    def timer(f):
         settle = time.perf_counter()
         while time.perf_counter() - settle < SETTLE_SECONDS:
             f(aj, bj).block_until_ready()
@@ -142,7 +139,14 @@ def xla_anchors(a, b, ref, reps, schemes):
             t0 = time.perf_counter()
             f(aj, bj).block_until_ready()
             times.append((time.perf_counter() - t0) * 1e3)
-        rows.append((f"xla_{XLA_PRESETS[name]}", float(np.median(times)), rel_error(cupy.asarray(np.asarray(c)), ref)))
+        return float(np.median(times))
+
+    rows = []
+    for name in schemes:
+        preset = getattr(jax.lax.DotAlgorithmPreset, XLA_PRESETS[name])
+        f = jax.jit(lambda x, y, p=preset: jnp.matmul(x, y, precision=p, preferred_element_type=jnp.float32))
+        c = f(aj, bj).block_until_ready()
+        rows.append((f"xla_{XLA_PRESETS[name]}", lambda f=f: timer(f), rel_error(cupy.asarray(np.asarray(c)), ref)))
     return rows
 
 
@@ -159,7 +163,10 @@ def best_tiles(reps):
     return chosen
 
 
-def run_case(m, n, k, batch, reps, tiles, with_xla):
+def run_case(m, n, k, batch, reps, tiles, with_xla, rounds=1):
+    """Records of every row of one case. With ``rounds`` > 1 every row is timed once per round,
+    rounds walking the rows forward and backward in turn (so no row always follows the same one),
+    and a row's time is the median of its rounds."""
     shape_a, shape_b = ((batch,) if batch > 1 else ()) + (m, k), ((batch,) if batch > 1 else ()) + (k, n)
     a = cupy.random.standard_normal(shape_a, dtype=np.float32)
     b = cupy.random.standard_normal(shape_b, dtype=np.float32)
@@ -169,17 +176,29 @@ def run_case(m, n, k, batch, reps, tiles, with_xla):
     for name in SCHEMES:
         d = sp.dtype(name)
         _gpu.TILES[name] = tiles.get(name, _gpu.DEFAULT_TILE)
-        rows.append((name, time_ms(lambda: sp.matmul(a, b, dtype=d), reps), rel_error(sp.matmul(a, b, dtype=d), ref)))
+        public = lambda d=d: sp.matmul(a, b, dtype=d)   # noqa: E731
+        rows.append((name, lambda run=public: time_ms(run, reps), rel_error(public(), ref)))
         for engine in ("sm90", "sm80", "cublas") if flops <= OTHER_ENGINES_MAX_WORK else ():
-            other = lambda: _gpu.matmul(a, b, d, engine=engine)   # noqa: E731
-            rows.append((f"{name}_{engine}", time_ms(other, reps), rel_error(other(), ref)))
+            other = lambda d=d, engine=engine: _gpu.matmul(a, b, d, engine=engine)   # noqa: E731
+            rows.append((f"{name}_{engine}", lambda run=other: time_ms(run, reps), rel_error(other(), ref)))
     if with_xla and batch == 1 and m == n == k and m in (4096, 8192):
         rows += xla_anchors(a, b, ref, reps, [s for s in SCHEMES if s in XLA_PRESETS])
-    records = [{"op": "gemm", "name": name, "m": m, "n": n, "k": k, "batch": batch,
-                "tflops": round(flops / ms / 1e9, 2), "rel_error": err, "ms": round(ms, 4)}
-               for name, ms, err in rows]
+    times = {name: [] for name, _, _ in rows}
+    for r in range(rounds):
+        for name, timer, _ in (rows if r % 2 == 0 else rows[::-1]):
+            times[name].append(timer())
+    records = []
+    for name, _, err in rows:
+        record = {"op": "gemm", "name": name, "m": m, "n": n, "k": k, "batch": batch,
+                  "tflops": round(flops / float(np.median(times[name])) / 1e9, 2), "rel_error": err,
+                  "ms": round(float(np.median(times[name])), 4)}
+        if rounds > 1:
+            record["tflops_rounds"] = [round(flops / ms / 1e9, 2) for ms in times[name]]
+        records.append(record)
     for r in records:
-        print(f"{m}x{n}x{k}x{batch} {r['name']:28s} {r['tflops']:9.1f} TFLOP/s  err {r['rel_error']:.2e}", flush=True)
+        spread = " (rounds " + ", ".join(f"{v:.1f}" for v in r["tflops_rounds"]) + ")" if rounds > 1 else ""
+        print(f"{m}x{n}x{k}x{batch} {r['name']:28s} {r['tflops']:9.1f} TFLOP/s  err {r['rel_error']:.2e}{spread}",
+              flush=True)
     return records
 
 
@@ -230,6 +249,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="cases 2048^3, 8192^3 and the batch only")
     parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the 8192^3 case (the targets')")
     parser.add_argument("--out", default=str(pathlib.Path(__file__).parent / "results"))
     parser.add_argument("--no-xla", action="store_true")
     parser.add_argument("--sweep", action="store_true", help="time every candidate tile first")
@@ -240,7 +260,7 @@ def main(argv=None):
     head = header()
     results = []
     for case in (QUICK_CASES if args.quick else CASES):
-        results += run_case(*case, args.reps, tiles, not args.no_xla)
+        results += run_case(*case, args.reps, tiles, not args.no_xla, args.rounds if case == TARGET_CASE else 1)
     head["tiles"] = {name: [t.mt, t.warps_m, t.warps_n, t.stages] for name, t in tiles.items()}
     out = pathlib.Path(args.out) / f"gemm-{head['date'][:10]}-{head['git_sha']}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
