@@ -25,9 +25,9 @@ round-to-nearest adds at least every ``d.gpu_k_block(k)`` values of k, and adds 
 K' is K zero-padded to whole 128-byte k-blocks; the split (``kernels/split_terms_sm80.cu``) writes
 either layout, bit for bit the parts of ``splitprec.split``, float32 subnormals kept. ``"auto"``
 (``auto_engine``, measured, docs/kernels.md) runs mma.sync with 64 x 64 blocks for outputs of at
-most 64 x 64; on Hopper the sm90 kernel for two-part schemes, and for the others below
-``CUBLAS_MIN_WORK`` multiply-adds or under one wave of tiles; otherwise cuBLAS for large products
-and mma.sync below.
+most 64 x 64; on Hopper the sm90 kernel for multi-part schemes, except bf16x6 from
+``CUBLAS_MIN_WORK`` multiply-adds on with at least one wave of tiles; otherwise cuBLAS for large
+products and mma.sync below.
 """
 import functools
 import math
@@ -496,6 +496,10 @@ def _unscale(c, pa, pb):
 # except two-part schemes on Hopper; below it the kernels' single launch wins (benchmarks/gemm.py on
 # the H200, see docs/kernels.md).
 CUBLAS_MIN_WORK = 2 ** 31
+# Multi-part schemes whose large products run faster on the cuBLAS engine than on the sm90 kernel
+# (n = 8192, median of three rounds: bf16x6 99.7 against 97.1 TFLOP/s; bf16x9 67.1 against 73.6;
+# benchmarks/results/gemm-2026-12-01-ae9148a.json).
+CUBLAS_LARGE = frozenset({"bf16x6"})
 
 
 def _hopper():
@@ -505,17 +509,15 @@ def _hopper():
 
 def auto_engine(d, m, n, k, batch):
     """The engine ``"auto"`` runs. mma.sync with 64 x 64 blocks for outputs of at most ``SMALL`` x
-    ``SMALL``. On compute capability 9.0 the sm90 kernel for multi-part schemes: two-part ones
-    (tf32x3, fp16x3: faster than composed cuBLAS at every other measured size), the others below
-    ``CUBLAS_MIN_WORK`` or with fewer output tiles than SMs (their k then split across the idle
-    SMs: 128 x 8192 x 8192 bf16x9 31.3 against 27.1 TFLOP/s on cuBLAS, gemm-2026-12-01-82811d7.json).
-    Otherwise cuBLAS for large products and mma.sync for the rest."""
+    ``SMALL``. On compute capability 9.0 the sm90 kernel for multi-part schemes, but for the large
+    products (``CUBLAS_MIN_WORK`` multiply-adds and at least as many output tiles as SMs) of the
+    ``CUBLAS_LARGE`` schemes. Otherwise cuBLAS for large products and mma.sync for the rest."""
     from . import _launch
     if max(m, n) <= SMALL:
         return "sm80"
     large = m * n * k * batch >= CUBLAS_MIN_WORK
-    if d.terms > 1 and _hopper() and (d.terms == 2 or not large or
-                                      -(-m // _SM90_TILE) * -(-n // _SM90_TILE) * batch < _launch.multiprocessors()):
+    wave = -(-m // _SM90_TILE) * -(-n // _SM90_TILE) * batch >= _launch.multiprocessors()
+    if d.terms > 1 and _hopper() and not (large and wave and d.name in CUBLAS_LARGE):
         return "sm90"
     return "cublas" if large else "sm80"
 

@@ -83,6 +83,8 @@ def test_auto_engine_choices(hopper, monkeypatch):
     assert _gpu.auto_engine(d, 128, 8192, 8192, 1) == ("sm90" if hopper else "cublas")   # 64 tiles
     assert _gpu.auto_engine(d, 2048, 2048, 64, 1) == ("sm90" if hopper else "sm80")
     assert _gpu.auto_engine(two, 2048, 2048, large // 2048 ** 2, 1) == ("sm90" if hopper else "cublas")
+    three = sp.dtype("bf16x9")
+    assert _gpu.auto_engine(three, 2048, 2048, large // 2048 ** 2, 1) == ("sm90" if hopper else "cublas")
     assert _gpu.auto_engine(sp.dtype("bf16"), 2048, 2048, 64, 1) == "sm80"
     assert _gpu.auto_tile(d, 64, 3) == _gpu.SMALL_TILE and _gpu.auto_tile(d, 64, 65) == _gpu.TILES["bf16x6"]
 
