@@ -92,10 +92,10 @@ def auto_tile(d, m, n):
     return SMALL_TILE if max(m, n) <= SMALL else TILES.get(d.name, DEFAULT_TILE)
 
 
-MEASURED = {"tf32x3": ((63.61, 102.35, 104.16, 109.09), 1.24e-06),
-            "bf16x6": ((57.34, 93.66, 101.04, 107.89), 9.98e-07),
-            "bf16x9": ((44.84, 66.62, 67.22, 73.31), 9.98e-07)}
-MEASURED_SOURCE = "benchmarks/results/gemm-2026-12-01-d4078ce.json"   # cuBLAS SGEMM at 8192: 49.3, 1.62e-06
+MEASURED = {"tf32x3": ((44.3, 101.6, 110.84, 113.16), 1.24e-06),
+            "bf16x6": ((33.09, 84.61, 101.53, 107.95), 9.98e-07),
+            "bf16x9": ((34.28, 67.08, 71.89, 74.74), 1.01e-06)}
+MEASURED_SOURCE = "benchmarks/results/gemm-2026-12-01-4502d69.json"   # cuBLAS SGEMM at 8192: 50.4, 1.62e-06
 
 
 def fastest(precision):
@@ -497,8 +497,8 @@ def _unscale(c, pa, pb):
 # the H200, see docs/kernels.md).
 CUBLAS_MIN_WORK = 2 ** 31
 # Multi-part schemes whose large products run faster on the cuBLAS engine than on the sm90 kernel
-# (n = 8192, median of three rounds: bf16x6 99.7 against 97.1 TFLOP/s; bf16x9 67.1 against 73.6;
-# benchmarks/results/gemm-2026-12-01-ae9148a.json).
+# (n = 8192, median of three rounds: bf16x6 98.8 against 96.0 TFLOP/s; bf16x9 68.8 against 73.8;
+# benchmarks/results/gemm-2026-12-01-4502d69.json).
 CUBLAS_LARGE = frozenset({"bf16x6"})
 
 
