@@ -493,8 +493,8 @@ def _unscale(c, pa, pb):
 
 
 # Products of at least this many multiply-adds (m*n*k*batch) run on the cuBLAS engine under "auto",
-# except two-part schemes on Hopper; below it the kernels' single launch wins (benchmarks/gemm.py on
-# the H200, see docs/kernels.md).
+# except multi-part schemes on Hopper (but CUBLAS_LARGE); below it the kernels' single launch wins
+# (benchmarks/gemm.py on the H200, see docs/kernels.md).
 CUBLAS_MIN_WORK = 2 ** 31
 # Multi-part schemes whose large products run faster on the cuBLAS engine than on the sm90 kernel
 # (n = 8192, median of three rounds: bf16x6 98.8 against 96.0 TFLOP/s; bf16x9 68.8 against 73.8;
