@@ -282,9 +282,12 @@ def fits(d, tile):
     return _shared_bytes(d, tile) <= SHARED_LIMIT
 
 
-def _shared_bytes(d, tile):
+def _shared_bytes(d, tile, k_blocks=None):
+    """Shared memory of ``tile``'s pipeline; with ``k_blocks``, of the stages a product with that
+    many k-blocks fills (fewer than ``tile.stages`` for short k: more blocks fit on an SM)."""
     rows = tile.block_m + 32 * tile.warps_n
-    return tile.stages * d.terms * rows * 9 * 16        # (stages, terms, BM + BN, 9 chunks of 16 B)
+    stages = tile.stages if k_blocks is None else min(tile.stages, k_blocks)
+    return stages * d.terms * rows * 9 * 16        # (stages, terms, BM + BN, 9 chunks of 16 B)
 
 
 def _batch_args(pa, pb, batch):
@@ -304,7 +307,8 @@ def _gemm_sm80(pa, pb, c, d, tile):
     """``c`` (batch, m, n) = the scheme's product of split operands by ``gemm_split_sm80`` (mma.sync)."""
     from ._launch import launch
     batch, m, n = c.shape
-    k_chunks = pa.parts.shape[-1] * _ELEMENT_BYTES[d.base] // 16
+    k_bytes = pa.parts.shape[-1] * _ELEMENT_BYTES[d.base]
+    k_chunks = k_bytes // 16
     strides, exp_strides = _batch_args(pa, pb, batch)
     grid = (-(-n // (32 * tile.warps_n)), -(-m // tile.block_m))
     for z0 in range(0, batch, _MAX_GRID_Z):
@@ -314,7 +318,7 @@ def _gemm_sm80(pa, pb, c, d, tile):
                 np.int32(m), np.int32(n), np.int32(k_chunks),
                 *(np.int64(s) for s in strides), *(np.int32(s) for s in exp_strides))
         launch(GEMM_FILE, gemm_expression(d, tile), grid + (z1 - z0,), (tile.threads, 1, 1), args,
-               shared_bytes=_shared_bytes(d, tile))
+               shared_bytes=_shared_bytes(d, tile, k_bytes // _BLOCK_BYTES))
     return c
 
 

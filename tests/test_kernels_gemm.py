@@ -89,6 +89,14 @@ def test_auto_engine_choices(hopper, monkeypatch):
     assert _gpu.auto_tile(d, 64, 3) == _gpu.SMALL_TILE and _gpu.auto_tile(d, 64, 65) == _gpu.TILES["bf16x6"]
 
 
+def test_short_products_reserve_only_the_stages_they_fill():
+    d = sp.dtype("fp16x3")
+    tile = _gpu.SMALL_TILE
+    one_stage = _gpu._shared_bytes(d, tile) // tile.stages
+    assert _gpu._shared_bytes(d, tile, 1) == one_stage
+    assert _gpu._shared_bytes(d, tile, 100) == _gpu._shared_bytes(d, tile) == tile.stages * one_stage
+
+
 def test_gpu_bound_defaults_to_the_engines_longest_hi_block():
     a, b = randn(8, 3000), randn(3000, 5)
     for name in ("tf32x3", "bf16x9", "fp16x3"):
