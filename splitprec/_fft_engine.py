@@ -207,13 +207,7 @@ def kernel_supported(n, d):
     only)."""
     scaling, shift = _KERNEL_SCALING.get(d.base, (None, None))
     return (2 <= n <= KERNEL_ELEMENTS and factorize(n) is not None and d.scaling == scaling
-            and (d.terms == 1 or d.shift == shift) and _hopper())
-
-
-def _hopper():
-    """True on a compute capability 9.0 device, where the fused kernel's wgmma exists."""
-    import cupy
-    return cupy.cuda.Device().compute_capability == "90"
+            and (d.terms == 1 or d.shift == shift) and _launch.hopper())
 
 
 @functools.lru_cache(maxsize=None)

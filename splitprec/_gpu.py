@@ -506,11 +506,6 @@ CUBLAS_MIN_WORK = 2 ** 31
 CUBLAS_LARGE = frozenset({"bf16x6"})
 
 
-def _hopper():
-    import cupy
-    return cupy.cuda.Device().compute_capability == "90"
-
-
 def auto_engine(d, m, n, k, batch):
     """The engine ``"auto"`` runs. mma.sync with 64 x 64 blocks for outputs of at most ``SMALL`` x
     ``SMALL``. On compute capability 9.0 the sm90 kernel for multi-part schemes, but for the large
@@ -521,7 +516,7 @@ def auto_engine(d, m, n, k, batch):
         return "sm80"
     large = m * n * k * batch >= CUBLAS_MIN_WORK
     wave = -(-m // _SM90_TILE) * -(-n // _SM90_TILE) * batch >= _launch.multiprocessors()
-    if d.terms > 1 and _hopper() and not (large and wave and d.name in CUBLAS_LARGE):
+    if d.terms > 1 and _launch.hopper() and not (large and wave and d.name in CUBLAS_LARGE):
         return "sm90"
     return "cublas" if large else "sm80"
 

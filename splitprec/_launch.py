@@ -76,6 +76,12 @@ def multiprocessors():
     return _multiprocessors(cupy.cuda.runtime.getDevice())
 
 
+def hopper():
+    """True on a compute capability 9.0 device, where wgmma and TMA exist (sm_90a kernels)."""
+    import cupy
+    return cupy.cuda.Device().compute_capability == "90"
+
+
 def kernel(filename, expression):
     """The compiled ``cupy.RawKernel`` for ``expression`` in ``kernels/<filename>`` (cached)."""
     import cupy

@@ -8,7 +8,7 @@ from hypothesis.extra import numpy as hnp
 
 import accuracy
 import splitprec as sp
-from splitprec import _fft_engine
+from splitprec import _fft_engine, _launch
 from splitprec.dtypes import cheapest
 
 
@@ -534,7 +534,7 @@ def test_fftconvolve_overlap_save_nonfinite_rows_like_scipy():
     (11, "bf16x6", True, 16), (5, "bf16x6", True, 5), (2 ** 24 + 1, "tf32x3", True, 16796160)])
 def test_fftconvolve_length_is_a_fused_power_of_two_on_the_gpu(n, scheme, gpu, length, monkeypatch):
     xp = object() if gpu else np              # any namespace other than numpy means the GPU
-    monkeypatch.setattr(_fft_engine, "_hopper", lambda: True)   # where the fused kernel runs
+    monkeypatch.setattr(_launch, "hopper", lambda: True)   # where the fused kernel runs
     assert sp.fft._conv_length(n, sp.dtype(scheme), xp) == length
 
 

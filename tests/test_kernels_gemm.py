@@ -73,7 +73,7 @@ def test_cublas_groups_small_products_by_i_plus_j():
 
 @pytest.mark.parametrize("hopper", [False, True])
 def test_auto_engine_choices(hopper, monkeypatch):
-    monkeypatch.setattr(_gpu, "_hopper", lambda: hopper)
+    monkeypatch.setattr(_launch, "hopper", lambda: hopper)
     monkeypatch.setattr(_launch, "multiprocessors", lambda: 132)
     d, two = sp.dtype("bf16x6"), sp.dtype("fp16x3")
     large = _gpu.CUBLAS_MIN_WORK
