@@ -16,13 +16,6 @@
 // "empty" one the consumer warpgroups done with it. The wgmma of stage kb are in flight while
 // stage kb - 1 is released.
 //
-// A read whole (A_SOURCE != A_PARTS): the ring holds A's float32 values instead of its parts (one 16 KiB box of
-// 32 values of k per 128-byte k-block of tf32 parts, two for bf16/fp16), and each consumer thread
-// splits the values of its wgmma A fragments in registers as splitprec.split.split does
-// (common/split.cuh; pow2 exponents of A's rows from exponent_a), the products taking A from
-// registers and B from shared memory. A then needs no split pass of its own, and for tf32 and
-// three-part bf16 schemes a stage holds fewer bytes, so the ring holds more stages.
-//
 // Split tiles: the tiles from `split_from` on (the last, partial wave, or every tile of a grid
 // smaller than one wave) are each computed by `pieces` blocks over consecutive whole chunks of k,
 // which store their two float32 accumulators (promoted hi*hi, small products) to `partial`;
@@ -30,7 +23,6 @@
 // promotion model: k-chunk partial sums added in float32), and finishes the tile.
 #include "common/mma.cuh"
 #include "common/pow2.cuh"
-#include "common/split.cuh"
 #include "common/tma.cuh"
 #include "common/wgmma.cuh"
 
@@ -61,51 +53,13 @@ __device__ __forceinline__ float finish(float total, float small, const int* exp
   return exponent_a ? scale_pow2(v, exponent_a[row] + exponent_b[col]) : v;
 }
 
-// What A's tensor map holds: its parts, its float32 values, or its values to be scaled by 2**-exponent
-// of their row (pow2 schemes) before they are split.
-constexpr int A_PARTS = 0, A_VALUES = 1, A_SCALED_VALUES = 2;
-
-// Loads this thread's values of k-step `step`'s A fragment (mma.sync's A layout for the warp's 16
-// rows: registers j = 0..3 hold row `row` + 8*(j%2), k-columns (lane%4) + 4*(j/2) for tf32, pairs
-// 2*(lane%4) + 8*(j/2) + {0, 1} for bf16/fp16) from a stage's float32 A boxes at shared `a_tile`
-// (128-byte rows, 128-byte swizzle), splits them and packs part t into frag[t].
-template <int FMT, int TERMS, int SHIFT, bool SCALED>
-__device__ __forceinline__ void split_fragment(unsigned (&frag)[TERMS][4], unsigned a_tile, int step, int row,
-                                               const int (&exponent)[2], const float (&top)[2]) {
-  constexpr int PER_REG = FMT == FMT_TF32 ? 1 : 2;     // values per 32-bit register
-  const int lane = threadIdx.x & 31;
-  const unsigned box = a_tile + (PER_REG == 1 ? 0 : (step >> 1) * TILE_BYTES);
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const int r = row + 8 * (j & 1);
-    const int chunk = PER_REG == 1 ? 2 * step + (j >> 1) : 4 * (step & 1) + 2 * (j >> 1) + ((lane & 3) >> 1);
-    const unsigned address = box + r * K_BYTES + ((chunk ^ (r & 7)) << 4) + (PER_REG == 1 ? 4 * (lane & 3) : 8 * (lane & 1));
-    float x[PER_REG];
-    if constexpr (PER_REG == 1) asm volatile("ld.shared.f32 %0, [%1];" : "=f"(x[0]) : "r"(address));
-    else asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(x[0]), "=f"(x[1]) : "r"(address));
-    float part[PER_REG][TERMS];
-#pragma unroll
-    for (int v = 0; v < PER_REG; ++v) {
-      float value = (__float_as_uint(x[v]) & 0x7FFFFFFFu) < 0x7F800000u ? x[v] : 0.0f;   // NaN/inf: as the split
-      if constexpr (SCALED) split_value<FMT, TERMS, SHIFT>(scale_pow2(value, -exponent[j & 1]), top[j & 1], part[v]);
-      else split_value<FMT, TERMS, SHIFT>(value, format_max<FMT>(), part[v]);
-    }
-#pragma unroll
-    for (int t = 0; t < TERMS; ++t) {
-      if constexpr (PER_REG == 1) frag[t][j] = __float_as_uint(part[0][t]);
-      else frag[t][j] = store_part<FMT>(part[0][t]) | (static_cast<unsigned>(store_part<FMT>(part[1][t])) << 16);
-    }
-  }
-}
-
 template <int FMT,           // part format (PartFormat)
           int TERMS,         // parts per operand
           unsigned PAIRS,    // bit 3*i+j set: product A_i B_j is taken
           int SMALL_SHIFT,   // the products with i+j > 0 are scaled by 2**-SMALL_SHIFT (all share it)
-          int STAGES,        // pipeline depth, in k-blocks
-          int A_SOURCE>      // what map_a holds: A_PARTS, A_VALUES or A_SCALED_VALUES (split here)
+          int STAGES>        // pipeline depth, in k-blocks
 __global__ void __launch_bounds__(THREADS, 1)
-gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts (or values), as rows (below)
+gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts, as rows (below)
                 const __grid_constant__ TensorMap map_b,   // B's parts (B transposed), as rows
                 float* c,               // (batch, m, n) float32
                 const int* exponent_a,  // pow2 scaling: (batch, m) and (batch, n) exponents, or null
@@ -119,13 +73,7 @@ gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts (or valu
                 float* partial)                      //   + p, piece p of tile split_from + t; (2, 128, 128) each
 {
   constexpr int K_VALUES = K_BYTES / (FMT == FMT_TF32 ? 4 : 2);
-  constexpr bool A_FLOAT = A_SOURCE != A_PARTS;
-  constexpr int A_TILES = A_FLOAT ? K_VALUES * 4 / K_BYTES : TERMS;   // A's 16 KiB boxes per stage
-  constexpr int STAGE_BYTES = (A_TILES + TERMS) * TILE_BYTES;         // A's boxes, then B's parts
-  // Part i is stored scaled by 2**(i * SMALL_SHIFT): the small products of these schemes are the
-  // i + j = 1 ones, or their shift is zero.
-  static_assert(A_SOURCE == A_PARTS || A_SOURCE == A_VALUES || A_SOURCE == A_SCALED_VALUES, "gemm_split_sm90: A_SOURCE");
-  static_assert(!A_FLOAT || TERMS <= 2 || SMALL_SHIFT == 0, "gemm_split_sm90: part shift of A");
+  constexpr int STAGE_BYTES = 2 * TERMS * TILE_BYTES;     // A's parts, then B's parts
   extern __shared__ unsigned char smem[];                 // STAGES stages, 1024-byte aligned inside
   __shared__ alignas(8) unsigned long long full[STAGES], empty[STAGES];
   const unsigned base = (shared_address(smem) + 1023u) & ~1023u;
@@ -163,35 +111,20 @@ gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts (or valu
         if (i >= STAGES) barrier_wait(empty0 + 8 * s, (i / STAGES - 1) & 1);
         barrier_arrive_expect_bytes(bar, STAGE_BYTES);
 #pragma unroll
-        for (int t = 0; t < A_TILES; ++t)   // parts: one box per part; values: consecutive boxes of k
-          tensor_load_2d(stage + t * TILE_BYTES, map_a, kb * K_VALUES + (A_FLOAT ? t * K_BYTES / 4 : 0),
-                         (A_FLOAT ? 0 : t * a_term_rows) + z * a_batch_rows + m0, bar);
-#pragma unroll
-        for (int t = 0; t < TERMS; ++t)
-          tensor_load_2d(stage + (A_TILES + t) * TILE_BYTES, map_b, kb * K_VALUES,
+        for (int t = 0; t < TERMS; ++t) {
+          tensor_load_2d(stage + t * TILE_BYTES, map_a, kb * K_VALUES, t * a_term_rows + z * a_batch_rows + m0, bar);
+          tensor_load_2d(stage + (TERMS + t) * TILE_BYTES, map_b, kb * K_VALUES,
                          t * b_term_rows + z * b_batch_rows + n0, bar);
+        }
       }
     }
     return;
   }
 
   set_register_limit<true, 232>();
-  const int warpgroup = tid / 128, lane = tid & 31, warp = (tid / 32) & 3;
+  const int warpgroup = tid / 128;
   float total[64] = {}, chunk[64], small[64] = {};
   const unsigned a_rows = warpgroup * 64 * K_BYTES;    // this warpgroup's rows of an A tile
-  // A_FLOAT: A fragments of two k-steps (one read by the products in flight, one being split), the
-  // fragments' tile rows (frag_row, frag_row + 8) and their pow2 exponents and part-0 limits.
-  unsigned frag[2][TERMS][4];
-  const int frag_row = 64 * warpgroup + 16 * warp + (lane >> 2);
-  int exponent[2] = {0, 0};
-  float top[2];
-  if constexpr (A_SOURCE == A_SCALED_VALUES)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = m0 + frag_row + 8 * h;
-      if (row < m) exponent[h] = exponent_a[z * ea_batch + row];
-      top[h] = split_top<FMT>(exponent[h]);
-    }
   // With two stages (three-part schemes), a consumer that holds stage i - 1 while stage i is late
   // leaves the producer nothing to fill: then it waits for i - 1's products and releases it first,
   // and it releases a stage as soon as a promotion has waited for its products. That made bf16x6
@@ -209,42 +142,21 @@ gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts (or valu
     barrier_wait(full0 + 8 * s, (i / STAGES) & 1);
     const unsigned stage = base + s * STAGE_BYTES;
     const bool chunk_start = kb % chunk_blocks == 0;
-    // k-step `step` of every product: hi*hi into chunk (restarted at a chunk's start), the rest into small
-    auto products = [&](int step) {
+    warpgroup_fence();
+#pragma unroll
+    for (int step = 0; step < K_STEPS; ++step)
 #pragma unroll
       for (int p = 8; p >= 0; --p) {      // bit p = pair (p / 3, p % 3)
         if (!((PAIRS >> p) & 1u)) continue;
-        const unsigned long long db = swizzled_descriptor(stage + (A_TILES + p % 3) * TILE_BYTES + 32 * step);
-        auto product = [&](float (&d)[64], int accumulate) {
-          if constexpr (A_FLOAT) wgmma_rs<FMT, BN>(d, frag[step & 1][p / 3], db, accumulate);
-          else wgmma_step<FMT>(d, swizzled_descriptor(stage + (p / 3) * TILE_BYTES + a_rows + 32 * step), db, accumulate);
-        };
-        if (p == 0) product(chunk, !(chunk_start && step == 0));
-        else product(small, 1);
+        const unsigned long long da = swizzled_descriptor(stage + (p / 3) * TILE_BYTES + a_rows + 32 * step);
+        const unsigned long long db = swizzled_descriptor(stage + (TERMS + p % 3) * TILE_BYTES + 32 * step);
+        if (p == 0) wgmma_step<FMT>(chunk, da, db, !(chunk_start && step == 0));
+        else wgmma_step<FMT>(small, da, db, 1);
       }
-    };
-    if constexpr (A_FLOAT) {
-      // One commit group per k-step: the fragment of k-step step + 1 is split while step's products
-      // run, into the registers that step - 1's products have finished reading.
-#pragma unroll
-      for (int step = 0; step < K_STEPS; ++step) {
-        split_fragment<FMT, TERMS, SMALL_SHIFT, A_SOURCE == A_SCALED_VALUES>(frag[step & 1], stage, step, frag_row, exponent, top);
-        warpgroup_fence();
-        products(step);
-        warpgroup_commit();
-        if (step > 0 || held) warpgroup_wait<1>();
-        keep_registers(frag);
-        if (step == 0 && held && tid % 128 == 0) barrier_arrive(empty0 + 8 * ((i - 1) % STAGES));
-      }
-    } else {
-      warpgroup_fence();
-#pragma unroll
-      for (int step = 0; step < K_STEPS; ++step) products(step);
-      warpgroup_commit();
-      if (held) {
-        warpgroup_wait<1>();              // stage i - 1's products are done: release it
-        if (tid % 128 == 0) barrier_arrive(empty0 + 8 * ((i - 1) % STAGES));
-      }
+    warpgroup_commit();
+    if (held) {
+      warpgroup_wait<1>();                // stage i - 1's products are done: release it
+      if (tid % 128 == 0) barrier_arrive(empty0 + 8 * ((i - 1) % STAGES));
     }
     held = true;
     if ((kb + 1) % chunk_blocks == 0 || i + 1 == blocks) {   // promote the chunk
@@ -262,6 +174,7 @@ gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts (or valu
   fence_registers(small);
 
   // Accumulator i of lane l in warp w of the warpgroup: row 16w + l/4 + 8*((i/2)%2), col 8*(i/4) + 2*(l%4) + i%2.
+  const int lane = tid & 31, warp = (tid / 32) & 3;
 #pragma unroll
   for (int i = 0; i < 64; ++i) {
     const int r = 64 * warpgroup + 16 * warp + (lane >> 2) + 8 * ((i >> 1) & 1);

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Power-of-two scaling of pow2 schemes: the exponent of each row of A and each column of B (the
-// exponent of its largest finite magnitude, as splitprec.split._pow2_exponent; the row pass also
-// reports NaN/inf in A where no split pass reads it), and the undoing of the
+// exponent of its largest finite magnitude, as splitprec.split._pow2_exponent), and the undoing of the
 // scaling in a product: c[b, i, j] *= 2**(row[b, i] + col[b, j]), rounded once to float32 with
 // subnormals kept (numpy.ldexp's result), in place. Magnitudes are compared as integer bits, which
 // -ftz=true cannot flush.
@@ -10,50 +9,29 @@
 
 constexpr int WARPS = 8;   // warps per block of the exponent kernels
 
-__device__ __forceinline__ unsigned magnitude(float v) { return __float_as_uint(v) & 0x7FFFFFFFu; }
-
 // |v|'s bits when v is finite, else 0 (NaN/inf do not count towards the exponent).
 __device__ __forceinline__ unsigned finite_magnitude(float v) {
-  return magnitude(v) < 0x7F800000u ? magnitude(v) : 0u;
+  const unsigned magnitude = __float_as_uint(v) & 0x7FFFFFFFu;
+  return magnitude < 0x7F800000u ? magnitude : 0u;
 }
 
 __device__ __forceinline__ unsigned finite_magnitude4(float4 v) {
   return max(max(finite_magnitude(v.x), finite_magnitude(v.y)), max(finite_magnitude(v.z), finite_magnitude(v.w)));
 }
 
-// One warp per row of x (rows, cols), 16-byte loads where aligned: each row's exponent (when
-// `exponent` is given) and, given `peak`, split_terms_sm80's NaN/inf report for x read whole by the
-// sm90 GEMM, which splits A itself: the largest |x| bits (NaN/inf included) raised into *peak (one
-// atomic per block) and lines[r] set nonzero where row r holds NaN/inf.
+// Exponent of each row of x (rows, cols): one warp per row, 16-byte loads where aligned.
 __global__ void __launch_bounds__(32 * WARPS)
-scan_rows(const float* x, int* exponent, long long rows, int cols, int emax, unsigned* peak, unsigned* lines) {
+row_exponents(const float* x, int* exponent, long long rows, int cols, int emax) {
   const bool aligned = rows_aligned16(x, cols);
   const int lane = threadIdx.x % 32;
-  unsigned seen = 0;   // the largest |x| bits of this warp's rows, NaN/inf included
   for (long long r = blockIdx.x * static_cast<long long>(WARPS) + threadIdx.x / 32; r < rows;
        r += gridDim.x * static_cast<long long>(WARPS)) {
     const float* row = x + r * cols;
-    unsigned finite = 0, any = 0;
+    unsigned largest = 0;
 #pragma unroll 4
-    for (int c = 4 * lane; c < cols; c += 128) {
-      const float4 v = load4(row, c, cols, aligned);
-      finite = max(finite, finite_magnitude4(v));
-      any = max(any, max(max(magnitude(v.x), magnitude(v.y)), max(magnitude(v.z), magnitude(v.w))));
-    }
-    finite = __reduce_max_sync(0xFFFFFFFFu, finite);
-    any = __reduce_max_sync(0xFFFFFFFFu, any);
-    seen = max(seen, any);
-    if (lane == 0 && exponent) exponent[r] = pow2_exponent(finite, emax);
-    if (lane == 0 && peak && any >= 0x7F800000u) lines[r] = 1u;
-  }
-  if (peak) {
-    __shared__ unsigned warp_seen[WARPS];
-    if (lane == 0) warp_seen[threadIdx.x / 32] = seen;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      for (int w = 1; w < WARPS; ++w) seen = max(seen, warp_seen[w]);
-      if (seen) atomicMax(peak, seen);
-    }
+    for (int c = 4 * lane; c < cols; c += 128) largest = max(largest, finite_magnitude4(load4(row, c, cols, aligned)));
+    largest = __reduce_max_sync(0xFFFFFFFFu, largest);
+    if (lane == 0) exponent[r] = pow2_exponent(largest, emax);
   }
 }
 

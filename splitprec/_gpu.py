@@ -131,29 +131,17 @@ def gemm_expression(d, tile=DEFAULT_TILE):
             f"{tile.mt}, {tile.warps_m}, {tile.warps_n}, {tile.stages}>")
 
 
-_SM90_RING = 192 * 1024     # gemm_split_sm90's shared-memory ring, at most
-_SM90_MAX_STAGES = 6
+def _sm90_stages(d):
+    return {1: 6, 2: 3, 3: 2}[d.terms]      # (terms * 32 KiB) per stage, at most 192 KiB in all
 
 
-def _sm90_stage_bytes(d, float_a):
-    """One stage of the sm90 ring: A's parts, or its float32 values (``float_a``: one 16 KiB box of
-    tf32's 32 values of k, two of bf16/fp16's 64), then B's parts, 16 KiB each."""
-    a_tiles = (_BLOCK_BYTES // _ELEMENT_BYTES[d.base]) * 4 // _BLOCK_BYTES if float_a else d.terms
-    return (a_tiles + d.terms) * _SM90_TILE * _BLOCK_BYTES
+def _sm90_shared_bytes(d):
+    return _sm90_stages(d) * d.terms * 2 * _SM90_TILE * _BLOCK_BYTES + 1024   # + 1024-byte alignment
 
 
-def _sm90_stages(d, float_a):
-    return min(_SM90_MAX_STAGES, _SM90_RING // _sm90_stage_bytes(d, float_a))
-
-
-def _sm90_shared_bytes(d, float_a):
-    return _sm90_stages(d, float_a) * _sm90_stage_bytes(d, float_a) + 1024   # + 1024-byte alignment
-
-
-def gemm90_expression(d, float_a=False):
-    source = (2 if d.scaling == "pow2" else 1) if float_a else 0      # A_PARTS, A_VALUES, A_SCALED_VALUES
+def gemm90_expression(d):
     return (f"gemm_split_sm90<{_FORMAT_CODE[d.base]}, {d.terms}, {_pairs_mask(d)}u, {_small_shift(d)}, "
-            f"{_sm90_stages(d, float_a)}, {source}>")
+            f"{_sm90_stages(d)}>")
 
 
 def pieces_expression(d):
@@ -167,9 +155,8 @@ def instantiations():
     return {SPLIT_FILE: sorted({split_expression(d, transpose=t) for d in schemes for t in (False, True)}),
             GEMM_FILE: sorted({gemm_expression(d, tile) for d in schemes
                                for tile in (TILES.get(d.name, DEFAULT_TILE), SMALL_TILE)}),
-            GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes} | {pieces_expression(d) for d in schemes}
-                                | {gemm90_expression(d, True) for d in schemes if d.name in SM90_FLOAT_A}),
-            SCALE_FILE: ["scan_rows", "column_peaks", "peak_exponents", "scale_rows_cols"],
+            GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes} | {pieces_expression(d) for d in schemes}),
+            SCALE_FILE: ["row_exponents", "column_peaks", "peak_exponents", "scale_rows_cols"],
             NONFINITE_FILE: sorted(_NONFINITE_EXPRESSION.values())}
 
 
@@ -195,49 +182,36 @@ def _pow2_exponents(x, fmt, axis):
 
     ``splitprec.split._pow2_exponent`` (``peak = f * 2**e``, f in [0.5, 1), exponent ``e - emax``,
     0 for an all-zero slice; NaN/inf ignored) from the integer bits of each slice's largest finite
-    magnitude: rows by one warp each (``scan_rows``), columns by blocks of 128 adjacent columns that
-    ``atomicMax`` their share of the rows into a zeroed buffer, then turned into exponents in place.
+    magnitude: rows by one warp each, columns by blocks of 128 adjacent columns that ``atomicMax``
+    their share of the rows into a zeroed buffer, then turned into exponents in place.
     """
     import cupy
     from ._launch import launch
     batch, rows, cols = x.shape
+    threads = (32 * _EXPONENT_WARPS, 1, 1)
     if axis == -1:
-        return scan_rows(x, fmt)
+        exponent = cupy.empty((batch, rows), np.int32)
+        launch(SCALE_FILE, "row_exponents", (min(-(-exponent.size // _EXPONENT_WARPS), 1 << 16), 1, 1), threads,
+               (x, exponent, np.int64(exponent.size), np.int32(cols), np.int32(fmt.emax)))
+        return exponent
     exponent = cupy.zeros((batch, cols), np.int32)
     grid = (-(-cols // 128), min(-(-rows // _COLUMN_SHARE), _MAX_GRID_Y))
     for z0 in range(0, batch, _MAX_GRID_Z):
         z1 = min(batch, z0 + _MAX_GRID_Z)
-        launch(SCALE_FILE, "column_peaks", grid + (z1 - z0,), (32 * _EXPONENT_WARPS, 1, 1),
+        launch(SCALE_FILE, "column_peaks", grid + (z1 - z0,), threads,
                (_at(x, z0 * rows * cols), _at(exponent, z0 * cols), np.int32(rows), np.int32(cols)))
     launch(SCALE_FILE, "peak_exponents", (min(-(-exponent.size // 256), 1 << 16), 1, 1), (256, 1, 1),
            (exponent, np.int64(exponent.size), np.int32(fmt.emax)))
     return exponent
 
 
-def scan_rows(x, fmt=None, report=None):
-    """One pass over the rows of float32 ``x`` (batch, rows, cols), one warp each: their pow2
-    exponents for part format ``fmt`` ((batch, rows) int32; None without ``fmt``) and, with
-    ``report = (words, peak, lines)``, the NaN/inf report a split of ``x`` gives (``_split_into``)."""
-    import cupy
-    from ._launch import launch
-    batch, rows, cols = x.shape
-    exponent = None if fmt is None else cupy.empty((batch, rows), np.int32)
-    launch(SCALE_FILE, "scan_rows", (min(-(-batch * rows // _EXPONENT_WARPS), 1 << 16), 1, 1),
-           (32 * _EXPONENT_WARPS, 1, 1),
-           (x, _at(exponent), np.int64(batch * rows), np.int32(cols), np.int32(0 if fmt is None else fmt.emax),
-            *((0, 0) if report is None else (_at(report[0], report[1]), _at(report[0], report[2])))))
-    return exponent
-
-
 @dataclass(frozen=True)
 class Operand:
     """Split operand: ``parts`` in the layout of the engine that reads it; ``exponent`` (batch, rows)
-    or None. With ``values``, ``parts`` is A's float32 values as (1, batch, m, k), which the sm90
-    kernel splits itself (``float_operand``)."""
+    or None."""
 
     parts: object
     exponent: object
-    values: bool = False
 
 
 def _split_into(x, d, out, exponent, *, transpose, pad, row_stride, term_stride, report):
@@ -279,21 +253,6 @@ def split_operand(x, d, *, transpose, pad, report=None):
     _split_into(x, d, parts.reshape(-1), exponent, transpose=transpose, pad=pad, row_stride=pad,
                 term_stride=parts.size // d.terms, report=report)
     return Operand(parts, exponent)
-
-
-def float_operand(a, d, *, report=None):
-    """A (batch, m, k) float32 as the sm90 kernel reads it when it splits A in registers
-    (``SM90_FLOAT_A``): A itself, with its pow2 row exponents and, given ``report``, its NaN/inf
-    report from one read-only pass (``scan_rows``), none when neither is needed."""
-    scan = d.scaling == "pow2" or report is not None
-    exponent = scan_rows(a, d.format if d.scaling == "pow2" else None, report) if scan else None
-    return Operand(a[None], exponent, values=True)
-
-
-def tma_readable(x):
-    """True when TMA can read ``x`` (C-contiguous float32, rows of whole 16-byte units from a
-    16-byte aligned start), as ``float_operand`` needs."""
-    return x.flags.c_contiguous and x.shape[-1] % 4 == 0 and x.data.ptr % 16 == 0
 
 
 def split_stacked(x, d, *, transpose, pad, report=None):
@@ -423,7 +382,7 @@ def _gemm_sm90(pa, pb, c, d, chunk):
     batch, m, n = c.shape
     maps = (_tensor_map(pa.parts), _tensor_map(pb.parts))
     per_block = _BLOCK_BYTES // _ELEMENT_BYTES[d.base]
-    k_blocks, chunk_blocks = pb.parts.shape[-1] // per_block, max(1, chunk // per_block)
+    k_blocks, chunk_blocks = pa.parts.shape[-1] // per_block, max(1, chunk // per_block)
     rows = []
     for op, size in ((pa, m), (pb, n)):
         rows += [op.parts.shape[1] * size, 0 if op.parts.shape[1] == 1 else size]
@@ -436,9 +395,9 @@ def _gemm_sm90(pa, pb, c, d, chunk):
         args = (*maps, c, pa.exponent, pb.exponent, np.int32(m), np.int32(n), np.int32(k_blocks),
                 np.int32(chunk_blocks), *(np.int32(r) for r in rows), *(np.int32(s) for s in exp_strides),
                 np.int32(z0), np.int32(split_from), np.int32(pieces), partial)
-        launch(GEMM90_FILE, gemm90_expression(d, pa.values), (split_from + (tiles - split_from) * pieces,
-                                                              min(batch - z0, _MAX_GRID_Y), 1), (384, 1, 1), args,
-               shared_bytes=_sm90_shared_bytes(d, pa.values))
+        launch(GEMM90_FILE, gemm90_expression(d), (split_from + (tiles - split_from) * pieces,
+                                                   min(batch - z0, _MAX_GRID_Y), 1), (384, 1, 1), args,
+               shared_bytes=_sm90_shared_bytes(d))
     if partial is not None:
         launch(GEMM90_FILE, pieces_expression(d), (tiles - split_from, 1, 1), (256, 1, 1),
                (partial, c, pa.exponent, pb.exponent, np.int32(m), np.int32(n), np.int32(split_from),
@@ -545,9 +504,6 @@ CUBLAS_MIN_WORK = 2 ** 31
 # (n = 8192, median of three rounds: bf16x6 98.8 against 96.0 TFLOP/s; bf16x9 68.8 against 73.8;
 # benchmarks/results/gemm-2026-12-01-4502d69.json).
 CUBLAS_LARGE = frozenset({"bf16x6"})
-# Schemes whose sm90 kernel reads A's float32 values and splits them in registers (no split pass
-# for A; fewer bytes per stage for tf32 and three-part bf16), where TMA can read A.
-SM90_FLOAT_A = frozenset({"tf32x3", "fp16x3", "bf16x3", "bf16x6", "bf16x9"})
 
 
 def auto_engine(d, m, n, k, batch):
@@ -622,10 +578,7 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False):
     a, b = flatten_batch(a, batch_shape, batch), flatten_batch(b, batch_shape, batch)
     report, for_a, for_b = nonfinite_report(a, b) if checked else (None, None, None)
     splitter = split_stacked if engine == "cublas" else split_operand
-    if engine == "sm90" and d.name in SM90_FLOAT_A and tma_readable(a):
-        pa = float_operand(a, d, report=for_a)
-    else:
-        pa = splitter(a, d, transpose=False, pad=pad, report=for_a)
+    pa = splitter(a, d, transpose=False, pad=pad, report=for_a)
     pb = splitter(b, d, transpose=True, pad=pad, report=for_b)
     c = cupy.empty((batch, m, n), np.float32)
     if engine == "cublas":

@@ -63,8 +63,6 @@ def test_instantiations_cover_every_scheme():
         for tile in (_gpu.TILES.get(name, _gpu.DEFAULT_TILE), _gpu.SMALL_TILE):
             assert _gpu.gemm_expression(d, tile) in listed[_gpu.GEMM_FILE]
         assert _gpu.gemm90_expression(d) in listed[_gpu.GEMM90_FILE]
-    for name in _gpu.SM90_FLOAT_A:
-        assert _gpu.gemm90_expression(sp.dtype(name), True) in listed[_gpu.GEMM90_FILE]
 
 
 def test_cublas_groups_small_products_by_i_plus_j():
@@ -97,19 +95,6 @@ def test_short_products_reserve_only_the_stages_they_fill():
     one_stage = _gpu._shared_bytes(d, tile) // tile.stages
     assert _gpu._shared_bytes(d, tile, 1) == one_stage
     assert _gpu._shared_bytes(d, tile, 100) == _gpu._shared_bytes(d, tile) == tile.stages * one_stage
-
-
-def test_sm90_ring_holds_as_many_stages_as_fit():
-    """A's float32 values take fewer bytes per stage than tf32's two parts or bf16's three, so the
-    ring gets deeper; every ring fits with room for the alignment."""
-    stages = {(name, f): _gpu._sm90_stages(sp.dtype(name), f)
-              for name in ("tf32", "tf32x3", "fp16x3", "bf16x6", "bf16x9") for f in (False, True)}
-    assert stages == {("tf32", False): 6, ("tf32", True): 6, ("tf32x3", False): 3, ("tf32x3", True): 4,
-                      ("fp16x3", False): 3, ("fp16x3", True): 3, ("bf16x6", False): 2, ("bf16x6", True): 2,
-                      ("bf16x9", False): 2, ("bf16x9", True): 2}
-    assert max(_gpu._sm90_shared_bytes(sp.dtype(n), f) for n, f in stages) <= _gpu.SHARED_LIMIT
-    assert 'gemm_split_sm90<0, 2, 11u, 0, 4, 1>' == _gpu.gemm90_expression(sp.dtype("tf32x3"), True)
-    assert 'gemm_split_sm90<2, 2, 11u, 11, 3, 2>' == _gpu.gemm90_expression(sp.dtype("fp16x3"), True)
 
 
 def test_gpu_bound_defaults_to_the_engines_longest_hi_block():
@@ -286,32 +271,6 @@ def test_sm90_split_tiles_within_bound(name):
     a, b = _edge_values((100, k)), randn(k, 300)                # checked: overflowed entries recomputed
     c = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), d, engine="sm90", checked=True))
     _within_gpu_bound(c, a, b, name)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("name", sorted(_gpu.SM90_FLOAT_A))
-@pytest.mark.parametrize("shape_a, shape_b", [((200, 136), (136, 96)), ((3, 130, 264), (264, 70)),
-                                              ((1, 64, 40), (3, 40, 129)), ((140, 2052), (2052, 33))])
-def test_sm90_float_a_gives_the_split_operands_bits(name, shape_a, shape_b, monkeypatch):
-    """A read as float32 and split in registers gives the bits of A split beforehand, on huge,
-    subnormal, zero and tie rows, with NaN/inf (checked), batches, broadcast A and a k that is not a
-    whole k-block; A that TMA cannot read (k % 4 != 0, misaligned) takes the split pass."""
-    import cupy
-    _skip_without("sm90")
-    d = sp.dtype(name)
-    a, b = _edge_values(shape_a), randn(*shape_b)
-    a[..., 5, 7], a[..., 6, 3] = np.nan, -np.inf
-    a, b = cupy.asarray(a), cupy.asarray(b)
-    assert _gpu.tma_readable(a)
-    fused = cupy.asnumpy(_gpu.matmul(a, b, d, engine="sm90", checked=True))
-    monkeypatch.setattr(_gpu, "SM90_FLOAT_A", frozenset())
-    split_first = cupy.asnumpy(_gpu.matmul(a, b, d, engine="sm90", checked=True))
-    np.testing.assert_array_equal(fused, split_first)
-    assert np.isnan(fused[..., 5, :]).all() and not np.isfinite(fused[..., 6, :]).any()
-    unchecked = cupy.asnumpy(_gpu.matmul(a[..., 7:, :], b, d, engine="sm90"))
-    monkeypatch.undo()
-    np.testing.assert_array_equal(cupy.asnumpy(_gpu.matmul(a[..., 7:, :], b, d, engine="sm90")), unchecked)
-    assert not _gpu.tma_readable(a[..., 1:]) and not _gpu.tma_readable(cupy.zeros((4, 6), np.float32))
 
 
 def _as_kernel_layout(stacked, terms, transpose):

@@ -3,7 +3,6 @@
 // ("rne" ties to even, "rz" toward zero; subnormals of the format kept exactly).
 #pragma once
 #include "common/mma.cuh"
-#include "common/pow2.cuh"
 
 // Largest finite value of each part format.
 template <int FMT> __device__ __forceinline__ float format_max() {
@@ -50,27 +49,5 @@ __device__ __forceinline__ typename PartStorage<FMT>::type store_part(float part
     unsigned short h;
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(part));   // exact: part is an fp16 value
     return h;
-  }
-}
-
-// Largest |part 0| of a value scaled by 2**-exponent: the format's largest finite value, and, for
-// exponent > 0, small enough that undoing the scaling stays below float32's largest value.
-template <int FMT>
-__device__ __forceinline__ float split_top(int exponent) {
-  const float top = format_max<FMT>();
-  return exponent > 0 ? fminf(top, round_part<FMT>(static_cast<float>(ldexp(3.4028234663852886e38, -exponent)), true))
-                      : top;
-}
-
-// The TERMS parts of `residual` (a value already scaled by 2**-exponent) as splitprec.split.split
-// makes them: part i = residual * 2**(i*SHIFT) rounded to the format (toward zero when |value| >
-// top = split_top(exponent)), then residual -= part * 2**(-i*SHIFT), exact in float32.
-template <int FMT, int TERMS, int SHIFT>
-__device__ __forceinline__ void split_value(float residual, float top, float (&part)[TERMS]) {
-  const bool saturated = fabsf(residual) > top;
-#pragma unroll
-  for (int i = 0; i < TERMS; ++i) {
-    part[i] = round_part<FMT>(scale_pow2(residual, i * SHIFT), saturated);
-    residual = sub_keep_subnormals(residual, scale_pow2(part[i], -i * SHIFT));
   }
 }

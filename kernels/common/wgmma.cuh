@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Warpgroup tensor-core primitives (sm_90a, PTX ISA 8.x): shared-memory matrix descriptors and
 // wgmma.mma_async with float32 accumulators, for tf32 (k8), bf16 and fp16 (k16): m64n128 with both
-// operands in shared memory (the GEMM), m64n8/16/32 (the FFT) and m64n128 (the GEMM) with A in registers.
+// operands in shared memory (the GEMM), m64n8/16/32 with A in registers (the FFT).
 #pragma once
 #include "common/mma.cuh"
 
@@ -88,10 +88,10 @@ __device__ __forceinline__ void wgmma_step(float (&d)[64], unsigned long long de
   else                                                                                                \
     SPLITPREC_WGMMA_RS("m64n" #N "k16.f32.f16.f16", ", 1, 1, 0", D_REGS, A_REGS, DESC, ACC, __VA_ARGS__)
 
-template <int FMT, int N>   // N = 8, 16, 32 or 128
+template <int FMT, int N>   // N = 8, 16 or 32
 __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const unsigned (&a)[4], unsigned long long desc_b,
                                          int accumulate) {
-  static_assert(N == 8 || N == 16 || N == 32 || N == 128, "wgmma_rs: n 8/16/32/128");
+  static_assert(N == 8 || N == 16 || N == 32, "wgmma_rs: n 8/16/32");
   if constexpr (N == 8) {
     SPLITPREC_WGMMA_RS_N(8, "{%0, %1, %2, %3}", "{%4, %5, %6, %7}", "%8", "%9",
                          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]));
@@ -99,10 +99,6 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const unsigned (&a)[
     SPLITPREC_WGMMA_RS_N(16, "{%0, %1, %2, %3, %4, %5, %6, %7}", "{%8, %9, %10, %11}", "%12", "%13",
                          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
                          "+f"(d[7]));
-  } else if constexpr (N == 128) {
-    SPLITPREC_WGMMA_RS_N(128, "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}",
-                         "{%64, %65, %66, %67}", "%68", "%69",
-                         "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]));
   } else {
     SPLITPREC_WGMMA_RS_N(32, "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}",
                          "{%16, %17, %18, %19}", "%20", "%21",
