@@ -16,11 +16,6 @@
 // "empty" one the consumer warpgroups done with it. The wgmma of stage kb are in flight while
 // stage kb - 1 is released.
 //
-// Persistent blocks: a grid of at most one block per SM walks the work units (output tiles, then
-// the pieces of split tiles, batch entry by batch entry) in steps of the grid, the ring running on
-// from one unit to the next, so the producer loads the next unit's first stages while the
-// consumers store the last one's tile.
-//
 // Split tiles: the tiles from `split_from` on (the last, partial wave, or every tile of a grid
 // smaller than one wave) are each computed by `pieces` blocks over consecutive whole chunks of k,
 // which store their two float32 accumulators (promoted hi*hi, small products) to `partial`;
@@ -49,32 +44,6 @@ __device__ __forceinline__ int2 tile_origin(int tile, int m, int n) {
   return make_int2((first_row + in_group % rows_in_group) * BM, (in_group / rows_in_group) * BN);
 }
 
-// One block's share of the work: output tile `tile` of batch entry `z`, k-blocks [kb_begin, kb_end);
-// piece_sums: where a split tile's piece stores its sums (null for a whole tile).
-struct Work {
-  int z, m0, n0, kb_begin, kb_end;
-  float* piece_sums;
-};
-
-// Work unit u of a launch: units_per_entry = split_from + (tiles - split_from) * pieces per batch
-// entry, entries from z0 on; the tiles from `split_from` on run as `pieces` pieces over
-// consecutive whole chunks of k ([chunks * p / pieces, chunks * (p+1) / pieces)).
-__device__ __forceinline__ Work work_unit(int u, int units_per_entry, int z0, int m, int n, int k_blocks,
-                                          int chunk_blocks, int split_from, int pieces, float* partial) {
-  Work w{z0 + u / units_per_entry, 0, 0, 0, k_blocks, nullptr};
-  int tile = u % units_per_entry;
-  if (tile >= split_from) {
-    const int t = tile - split_from, piece = t % pieces, chunks = (k_blocks + chunk_blocks - 1) / chunk_blocks;
-    tile = split_from + t / pieces;
-    w.kb_begin = chunks * piece / pieces * chunk_blocks;
-    w.kb_end = min(k_blocks, chunks * (piece + 1) / pieces * chunk_blocks);
-    w.piece_sums = partial + static_cast<long long>(t) * 2 * BM * BN;
-  }
-  const int2 origin = tile_origin(tile, m, n);
-  w.m0 = origin.x, w.n0 = origin.y;
-  return w;
-}
-
 // One output value: the promoted hi*hi sum plus the small products' (scaled by 2**-SMALL_SHIFT),
 // one rounding, then the pow2 scaling undone (another rounding, subnormals kept).
 template <unsigned PAIRS, int SMALL_SHIFT>
@@ -99,8 +68,8 @@ gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts, as rows
                 int a_term_rows, int a_batch_rows,   // parts as rows of the maps: row of (term t, batch
                 int b_term_rows, int b_batch_rows,   // z, r) = t * term_rows + z * batch_rows + r
                 int ea_batch, int eb_batch,          // exponent strides per batch (0: broadcast)
-                int z0, int entries,                 // batch entries z0 .. z0 + entries - 1
-                int split_from, int pieces,          // split tiles (batch of one): units split_from + t * pieces
+                int z0,                              // batch index of blockIdx.y == 0
+                int split_from, int pieces,          // split tiles (batch of one): blocks split_from + t * pieces
                 float* partial)                      //   + p, piece p of tile split_from + t; (2, 128, 128) each
 {
   constexpr int K_VALUES = K_BYTES / (FMT == FMT_TF32 ? 4 : 2);
@@ -109,12 +78,20 @@ gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts, as rows
   __shared__ alignas(8) unsigned long long full[STAGES], empty[STAGES];
   const unsigned base = (shared_address(smem) + 1023u) & ~1023u;
   const unsigned full0 = shared_address(full), empty0 = shared_address(empty);
-  const int tid = threadIdx.x;
-  const int units_per_entry = split_from + (-(-m / BM) * -(-n / BN) - split_from) * pieces;
-  const int units = units_per_entry * entries;
-  auto unit = [&](int u) {
-    return work_unit(u, units_per_entry, z0, m, n, k_blocks, chunk_blocks, split_from, pieces, partial);
-  };
+  const int tid = threadIdx.x, z = z0 + blockIdx.y;
+
+  int tile = blockIdx.x, kb_begin = 0, kb_end = k_blocks;
+  float* piece_sums = nullptr;
+  if (tile >= split_from) {                // one piece: whole chunks [chunks * p / pieces, chunks * (p+1) / pieces)
+    const int t = tile - split_from, piece = t % pieces, chunks = (k_blocks + chunk_blocks - 1) / chunk_blocks;
+    tile = split_from + t / pieces;
+    kb_begin = chunks * piece / pieces * chunk_blocks;
+    kb_end = min(k_blocks, chunks * (piece + 1) / pieces * chunk_blocks);
+    piece_sums = partial + static_cast<long long>(t) * 2 * BM * BN;
+  }
+  const int blocks = kb_end - kb_begin;
+  const int2 origin = tile_origin(tile, m, n);
+  const int m0 = origin.x, n0 = origin.y;
 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -128,20 +105,16 @@ gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts, as rows
   if (tid >= CONSUMERS) {                  // producer warpgroup: one thread issues every copy
     set_register_limit<false, 40>();
     if (tid == CONSUMERS) {
-      int i = 0;                           // stages filled so far, across units
-      for (int u = blockIdx.x; u < units; u += gridDim.x) {
-        const Work w = unit(u);
-        for (int kb = w.kb_begin; kb < w.kb_end; ++kb, ++i) {   // fill stage i % STAGES once both consumers are done with it
-          const int s = i % STAGES;
-          const unsigned stage = base + s * STAGE_BYTES, bar = full0 + 8 * s;
-          if (i >= STAGES) barrier_wait(empty0 + 8 * s, (i / STAGES - 1) & 1);
-          barrier_arrive_expect_bytes(bar, STAGE_BYTES);
+      for (int i = 0; i < blocks; ++i) {   // fill stage i % STAGES once both consumers are done with it
+        const int s = i % STAGES, kb = kb_begin + i;
+        const unsigned stage = base + s * STAGE_BYTES, bar = full0 + 8 * s;
+        if (i >= STAGES) barrier_wait(empty0 + 8 * s, (i / STAGES - 1) & 1);
+        barrier_arrive_expect_bytes(bar, STAGE_BYTES);
 #pragma unroll
-          for (int t = 0; t < TERMS; ++t) {
-            tensor_load_2d(stage + t * TILE_BYTES, map_a, kb * K_VALUES, t * a_term_rows + w.z * a_batch_rows + w.m0, bar);
-            tensor_load_2d(stage + (TERMS + t) * TILE_BYTES, map_b, kb * K_VALUES,
-                           t * b_term_rows + w.z * b_batch_rows + w.n0, bar);
-          }
+        for (int t = 0; t < TERMS; ++t) {
+          tensor_load_2d(stage + t * TILE_BYTES, map_a, kb * K_VALUES, t * a_term_rows + z * a_batch_rows + m0, bar);
+          tensor_load_2d(stage + (TERMS + t) * TILE_BYTES, map_b, kb * K_VALUES,
+                         t * b_term_rows + z * b_batch_rows + n0, bar);
         }
       }
     }
@@ -149,7 +122,8 @@ gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts, as rows
   }
 
   set_register_limit<true, 232>();
-  const int warpgroup = tid / 128, lane = tid & 31, warp = (tid / 32) & 3;
+  const int warpgroup = tid / 128;
+  float total[64] = {}, chunk[64], small[64] = {};
   const unsigned a_rows = warpgroup * 64 * K_BYTES;    // this warpgroup's rows of an A tile
   // With two stages (three-part schemes), a consumer that holds stage i - 1 while stage i is late
   // leaves the producer nothing to fill: then it waits for i - 1's products and releases it first,
@@ -157,67 +131,63 @@ gemm_split_sm90(const __grid_constant__ TensorMap map_a,   // A's parts, as rows
   // and bf16x9 7-10% faster; with three stages the drain costs more than it gives (fp16x3, tf32x3:
   // 1-2% slower; benchmarks/results/gemm-early-release-2026-12-01-972e1d2.log).
   constexpr bool EARLY_RELEASE = STAGES == 2;
-  int i = 0;                              // stages consumed so far, across units
-  for (int u = blockIdx.x; u < units; u += gridDim.x) {
-    const Work w = unit(u);
-    float total[64] = {}, chunk[64], small[64] = {};
-    bool held = false;                    // stage i - 1 is not released yet
-    for (int kb = w.kb_begin; kb < w.kb_end; ++kb, ++i) {
-      const int s = i % STAGES;
-      if (EARLY_RELEASE && held && !barrier_done(full0 + 8 * s, (i / STAGES) & 1)) {
-        warpgroup_wait<0>();
-        if (tid % 128 == 0) barrier_arrive(empty0 + 8 * ((i - 1) % STAGES));
+  bool held = false;                      // stage i - 1 is not released yet
+  for (int i = 0; i < blocks; ++i) {
+    const int s = i % STAGES, kb = kb_begin + i;
+    if (EARLY_RELEASE && held && !barrier_done(full0 + 8 * s, (i / STAGES) & 1)) {
+      warpgroup_wait<0>();
+      if (tid % 128 == 0) barrier_arrive(empty0 + 8 * ((i - 1) % STAGES));
+      held = false;
+    }
+    barrier_wait(full0 + 8 * s, (i / STAGES) & 1);
+    const unsigned stage = base + s * STAGE_BYTES;
+    const bool chunk_start = kb % chunk_blocks == 0;
+    warpgroup_fence();
+#pragma unroll
+    for (int step = 0; step < K_STEPS; ++step)
+#pragma unroll
+      for (int p = 8; p >= 0; --p) {      // bit p = pair (p / 3, p % 3)
+        if (!((PAIRS >> p) & 1u)) continue;
+        const unsigned long long da = swizzled_descriptor(stage + (p / 3) * TILE_BYTES + a_rows + 32 * step);
+        const unsigned long long db = swizzled_descriptor(stage + (TERMS + p % 3) * TILE_BYTES + 32 * step);
+        if (p == 0) wgmma_step<FMT>(chunk, da, db, !(chunk_start && step == 0));
+        else wgmma_step<FMT>(small, da, db, 1);
+      }
+    warpgroup_commit();
+    if (held) {
+      warpgroup_wait<1>();                // stage i - 1's products are done: release it
+      if (tid % 128 == 0) barrier_arrive(empty0 + 8 * ((i - 1) % STAGES));
+    }
+    held = true;
+    if ((kb + 1) % chunk_blocks == 0 || i + 1 == blocks) {   // promote the chunk
+      warpgroup_wait<0>();
+      if (EARLY_RELEASE) {
+        if (tid % 128 == 0) barrier_arrive(empty0 + 8 * s);
         held = false;
       }
-      barrier_wait(full0 + 8 * s, (i / STAGES) & 1);
-      const unsigned stage = base + s * STAGE_BYTES;
-      const bool chunk_start = kb % chunk_blocks == 0;
-      warpgroup_fence();
+      fence_registers(chunk);
 #pragma unroll
-      for (int step = 0; step < K_STEPS; ++step)
-#pragma unroll
-        for (int p = 8; p >= 0; --p) {    // bit p = pair (p / 3, p % 3)
-          if (!((PAIRS >> p) & 1u)) continue;
-          const unsigned long long da = swizzled_descriptor(stage + (p / 3) * TILE_BYTES + a_rows + 32 * step);
-          const unsigned long long db = swizzled_descriptor(stage + (TERMS + p % 3) * TILE_BYTES + 32 * step);
-          if (p == 0) wgmma_step<FMT>(chunk, da, db, !(chunk_start && step == 0));
-          else wgmma_step<FMT>(small, da, db, 1);
-        }
-      warpgroup_commit();
-      if (held) {
-        warpgroup_wait<1>();              // stage i - 1's products are done: release it
-        if (tid % 128 == 0) barrier_arrive(empty0 + 8 * ((i - 1) % STAGES));
-      }
-      held = true;
-      if ((kb + 1) % chunk_blocks == 0 || kb + 1 == w.kb_end) {   // promote the chunk
-        warpgroup_wait<0>();
-        if (EARLY_RELEASE || kb + 1 == w.kb_end) {   // the unit's last stage: free for the next unit's loads
-          if (tid % 128 == 0) barrier_arrive(empty0 + 8 * s);
-          held = false;
-        }
-        fence_registers(chunk);
-#pragma unroll
-        for (int e = 0; e < 64; ++e) total[e] = fma_keep_subnormals(chunk[e], 1.0f, total[e]);
-      }
+      for (int i = 0; i < 64; ++i) total[i] = fma_keep_subnormals(chunk[i], 1.0f, total[i]);
     }
-    warpgroup_wait<0>();                  // (done at the last promotion; ptxas cannot see it)
-    fence_registers(small);
+  }
+  warpgroup_wait<0>();                    // (done at the last promotion; ptxas cannot see it)
+  fence_registers(small);
 
-    // Accumulator e of lane l in warp v of the warpgroup: row 16v + l/4 + 8*((e/2)%2), col 8*(e/4) + 2*(l%4) + e%2.
+  // Accumulator i of lane l in warp w of the warpgroup: row 16w + l/4 + 8*((i/2)%2), col 8*(i/4) + 2*(l%4) + i%2.
+  const int lane = tid & 31, warp = (tid / 32) & 3;
 #pragma unroll
-    for (int e = 0; e < 64; ++e) {
-      const int r = 64 * warpgroup + 16 * warp + (lane >> 2) + 8 * ((e >> 1) & 1);
-      const int q = 8 * (e >> 2) + 2 * (lane & 3) + (e & 1);
-      if (w.piece_sums) {
-        w.piece_sums[r * BN + q] = total[e];
-        w.piece_sums[BM * BN + r * BN + q] = small[e];
-        continue;
-      }
-      const int row = w.m0 + r, col = w.n0 + q;
-      if (row >= m || col >= n) continue;
-      c[(static_cast<long long>(w.z) * m + row) * n + col] = finish<PAIRS, SMALL_SHIFT>(
-          total[e], small[e], exponent_a, exponent_b, w.z * ea_batch + row, w.z * eb_batch + col);
+  for (int i = 0; i < 64; ++i) {
+    const int r = 64 * warpgroup + 16 * warp + (lane >> 2) + 8 * ((i >> 1) & 1);
+    const int q = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
+    if (piece_sums) {
+      piece_sums[r * BN + q] = total[i];
+      piece_sums[BM * BN + r * BN + q] = small[i];
+      continue;
     }
+    const int row = m0 + r, col = n0 + q;
+    if (row >= m || col >= n) continue;
+    c[(static_cast<long long>(z) * m + row) * n + col] =
+        finish<PAIRS, SMALL_SHIFT>(total[i], small[i], exponent_a, exponent_b, z * ea_batch + row, z * eb_batch + col);
   }
 }
 

@@ -375,9 +375,8 @@ def split_tiles(tiles, chunks, batch, sms):
 
 def _gemm_sm90(pa, pb, c, d, chunk):
     """``c`` (batch, m, n) = the scheme's product of split operands by ``gemm_split_sm90`` (TMA and
-    wgmma; persistent blocks, at most one per SM, over every output tile of the batch), hi*hi
-    promoted every ``chunk`` values of k; a last, partial wave split along k (``split_tiles``), its
-    pieces added by ``gemm_split_sm90_pieces``."""
+    wgmma), hi*hi promoted every ``chunk`` values of k; a last, partial wave split along k
+    (``split_tiles``), its pieces added by ``gemm_split_sm90_pieces``."""
     import cupy
     from ._launch import launch, multiprocessors
     batch, m, n = c.shape
@@ -392,15 +391,13 @@ def _gemm_sm90(pa, pb, c, d, chunk):
     split_from, pieces = split_tiles(tiles, -(-k_blocks // chunk_blocks), batch, multiprocessors())
     partial = None if pieces == 1 else cupy.empty(((tiles - split_from) * pieces, 2, _SM90_TILE, _SM90_TILE),
                                                   np.float32)
-    units = split_from + (tiles - split_from) * pieces     # per batch entry
-    per_launch = max(1, (2 ** 31 - 1) // units)             # batch entries per launch: int32 unit indices
-    for z0 in range(0, batch, per_launch):
-        entries = min(batch - z0, per_launch)
+    for z0 in range(0, batch, _MAX_GRID_Y):
         args = (*maps, c, pa.exponent, pb.exponent, np.int32(m), np.int32(n), np.int32(k_blocks),
                 np.int32(chunk_blocks), *(np.int32(r) for r in rows), *(np.int32(s) for s in exp_strides),
-                np.int32(z0), np.int32(entries), np.int32(split_from), np.int32(pieces), partial)
-        launch(GEMM90_FILE, gemm90_expression(d), (min(units * entries, multiprocessors()), 1, 1), (384, 1, 1),
-               args, shared_bytes=_sm90_shared_bytes(d))
+                np.int32(z0), np.int32(split_from), np.int32(pieces), partial)
+        launch(GEMM90_FILE, gemm90_expression(d), (split_from + (tiles - split_from) * pieces,
+                                                   min(batch - z0, _MAX_GRID_Y), 1), (384, 1, 1), args,
+               shared_bytes=_sm90_shared_bytes(d))
     if partial is not None:
         launch(GEMM90_FILE, pieces_expression(d), (tiles - split_from, 1, 1), (256, 1, 1),
                (partial, c, pa.exponent, pb.exponent, np.int32(m), np.int32(n), np.int32(split_from),
