@@ -9,6 +9,8 @@
 // adjacent parts of an output row per part (8 bytes of bf16/fp16, 16 of tf32); the transposed
 // layout goes through a shared-memory tile. Given a peak word, NaN/inf are split as zeros, and the
 // peak and the flags of the rows (columns) holding them are what kernels/gemm_nonfinite_sm80.cu reads.
+// Where K fits one tile (batches of small matrices), pow2 exponents are found here, not by a pass
+// of kernels/scale_pow2_sm80.cu before.
 #include "common/load.cuh"
 #include "common/pow2.cuh"
 #include "common/split.cuh"
@@ -61,14 +63,17 @@ template <int FMT,        // part format (PartFormat)
 __global__ void __launch_bounds__(THREADS)
 split_terms_sm80(const float* x,        // (batch, rows, cols) float32; finite unless `peak` is given
                  void* out,             // TERMS x (batch, out rows, out cols) parts, 4-part aligned
-                 const int* exponent,   // (batch, rows) or (batch, cols) when TRANSPOSE; null: none
+                 int* exponent,         // (batch, rows) or (batch, cols) when TRANSPOSE; null: none
                  int rows, int cols,    // input shape
                  int pad,               // K padded: cols_pad (A) or rows_pad (B), whole 128-byte k-blocks
                  long long row_stride,  // elements from one output row to the next (>= pad, multiple of 4)
                  long long term_stride, // elements from one part to the next (multiple of 4, may be negative)
                  unsigned* peak,        // null, or: atomicMax of |x|'s bits; NaN/inf are split as 0
-                 unsigned* lines)       // with peak: (batch, rows), or (batch, cols) when TRANSPOSE, zeroed;
-{                                       // set nonzero where a row (column) holds NaN/inf
+                 unsigned* lines,       // with peak: (batch, rows), or (batch, cols) when TRANSPOSE, zeroed;
+                                        // set nonzero where a row (column) holds NaN/inf
+                 int find_exponent,     // nonzero: every output row lies in one tile (K <= TILE); the kernel
+                 int emax)              //   finds its pow2 exponent (format emax) and writes it to `exponent`
+{
   __shared__ float tile[TRANSPOSE ? TILE : 1][TILE + 1];   // (k, n) of B, padded against bank conflicts
   const int z = blockIdx.z, c0 = blockIdx.x * TILE;
   const int ty = threadIdx.x / (TILE / 4), tx = 4 * (threadIdx.x % (TILE / 4));   // tile row (first pass), column
@@ -113,8 +118,23 @@ split_terms_sm80(const float* x,        // (batch, rows, cols) float32; finite u
     for (int p = 0; p < PASSES; ++p) {
       // Output (orow, ocol .. ocol+3): input row orow, columns ocol..; or input column orow, rows ocol..
       const int orow = (TRANSPOSE ? c0 : r0) + ty + p * PASS_ROWS, ocol = (TRANSPOSE ? r0 : c0) + tx;
+      int e = 0;
+      if (find_exponent) {   // the TILE / 4 adjacent threads of this output row hold all of it
+        unsigned finite = 0;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const unsigned magnitude = __float_as_uint(v[p][q]) & 0x7FFFFFFFu;
+          if (magnitude < 0x7F800000u) finite = max(finite, magnitude);
+        }
+#pragma unroll
+        for (int offset = 1; offset < TILE / 4; offset *= 2)
+          finite = max(finite, __shfl_xor_sync(0xFFFFFFFFu, finite, offset));
+        e = pow2_exponent(finite, emax);
+        if (tx == 0 && orow < out_rows) exponent[static_cast<long long>(z) * out_rows + orow] = e;
+      } else if (exponent) {
+        if (orow < out_rows) e = exponent[static_cast<long long>(z) * out_rows + orow];
+      }
       if (orow >= out_rows || ocol >= pad) continue;
-      const int e = exponent ? exponent[static_cast<long long>(z) * out_rows + orow] : 0;
       split4<FMT, TERMS, SHIFT>(v[p], e, parts, (static_cast<long long>(z) * out_rows + orow) * row_stride + ocol,
                                 term_stride);
     }

@@ -214,16 +214,25 @@ class Operand:
     exponent: object
 
 
-def _split_into(x, d, out, exponent, *, transpose, pad, row_stride, term_stride, report):
+def _split_into(x, d, out, *, transpose, pad, row_stride, term_stride, report):
     """Write the parts of ``x`` (batch, rows, cols) into flat ``out``: part i of output row r, k-column
-    c at ``out[i * term_stride + r * row_stride + c]`` (rows counted across the batch). With
+    c at ``out[i * term_stride + r * row_stride + c]`` (rows counted across the batch). Returns the
+    output rows' pow2 exponents for pow2 schemes ((batch, output rows) int32; else None): found by
+    the split kernel itself where K fits one of its tiles (every output row in one block), else by
+    a pass of ``_pow2_exponents`` first. With
     ``report = (words, peak, lines)`` (a zeroed uint32 cupy array and two indices into it: one word,
     and one per output row across the batch from ``lines`` on) the kernel raises the peak word to
     the largest ``|x|`` bits it reads (NaN/inf included), splits NaN/inf as zeros and sets the line
     words of the output rows (rows of A, columns of B) that hold one."""
+    import cupy
     from ._launch import launch
     batch, rows, cols = x.shape
     out_rows = cols if transpose else rows
+    find = d.scaling == "pow2" and (rows if transpose else cols) <= _SPLIT_TILE
+    if find:
+        exponent = cupy.empty((batch, out_rows), np.int32)
+    else:
+        exponent = _pow2_exponents(x, d.format, -2 if transpose else -1) if d.scaling == "pow2" else None
     grid = (-(-(cols if transpose else pad) // _SPLIT_TILE),
             min(-(-(pad if transpose else rows) // _SPLIT_TILE), _SPLIT_GRID_Y), 1)   # the kernel loops over y
     for z0 in range(0, batch, _MAX_GRID_Z):
@@ -232,11 +241,9 @@ def _split_into(x, d, out, exponent, *, transpose, pad, row_stride, term_stride,
                (_at(x, z0 * rows * cols), _at(out, z0 * out_rows * row_stride), _at(exponent, z0 * out_rows),
                 np.int32(rows), np.int32(cols), np.int32(pad), np.int64(row_stride), np.int64(term_stride),
                 *((0, 0) if report is None else
-                  (_at(report[0], report[1]), _at(report[0], report[2] + z0 * out_rows)))))
-
-
-def _exponent(x, d, transpose):
-    return _pow2_exponents(x, d.format, -2 if transpose else -1) if d.scaling == "pow2" else None
+                  (_at(report[0], report[1]), _at(report[0], report[2] + z0 * out_rows))),
+                np.int32(find), np.int32(d.format.emax if find else 0)))
+    return exponent
 
 
 def split_operand(x, d, *, transpose, pad, report=None):
@@ -249,9 +256,8 @@ def split_operand(x, d, *, transpose, pad, report=None):
     import cupy
     batch, rows, cols = x.shape
     parts = cupy.empty((d.terms, batch, cols if transpose else rows, pad), _storage(d))
-    exponent = _exponent(x, d, transpose)
-    _split_into(x, d, parts.reshape(-1), exponent, transpose=transpose, pad=pad, row_stride=pad,
-                term_stride=parts.size // d.terms, report=report)
+    exponent = _split_into(x, d, parts.reshape(-1), transpose=transpose, pad=pad, row_stride=pad,
+                           term_stride=parts.size // d.terms, report=report)
     return Operand(parts, exponent)
 
 
@@ -264,9 +270,8 @@ def split_stacked(x, d, *, transpose, pad, report=None):
     batch, rows, cols = x.shape
     stacked = cupy.empty((batch, cols if transpose else rows, d.terms * pad), _storage(d))
     flat = stacked.reshape(-1)
-    exponent = _exponent(x, d, transpose)
-    _split_into(x, d, flat[(d.terms - 1) * pad:] if transpose else flat, exponent, transpose=transpose,
-                pad=pad, row_stride=d.terms * pad, term_stride=-pad if transpose else pad, report=report)
+    exponent = _split_into(x, d, flat[(d.terms - 1) * pad:] if transpose else flat, transpose=transpose,
+                           pad=pad, row_stride=d.terms * pad, term_stride=-pad if transpose else pad, report=report)
     return Operand(stacked, exponent)
 
 

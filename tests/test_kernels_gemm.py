@@ -290,9 +290,11 @@ def _on_device(x, offset):
 @pytest.mark.parametrize("name", ALL_DTYPES)
 @pytest.mark.parametrize("transpose", [False, True])
 @pytest.mark.parametrize("layout", ["kernels", "stacked"])
-@pytest.mark.parametrize("shape, offset", [((2, 37, 45), 0), ((3, 132, 260), 0), ((3, 132, 260), 1)],
-                         ids=["odd", "aligned", "misaligned"])   # scalar, 16-byte and scalar loads
+@pytest.mark.parametrize("shape, offset", [((2, 37, 45), 0), ((3, 70, 64), 0), ((3, 132, 260), 0), ((3, 132, 260), 1)],
+                         ids=["odd", "one-tile-k", "aligned", "misaligned"])   # scalar, 16-byte, 16-byte, scalar loads
 def test_split_kernel_matches_split(name, transpose, layout, shape, offset):
+    """Parts and pow2 exponents bit for bit; with K within one split tile ("odd", "one-tile-k") the
+    split kernel finds the exponents itself."""
     import cupy
     d = sp.dtype(name)
     x = _edge_values(shape)
