@@ -92,10 +92,10 @@ def auto_tile(d, m, n):
     return SMALL_TILE if max(m, n) <= SMALL else TILES.get(d.name, DEFAULT_TILE)
 
 
-MEASURED = {"tf32x3": ((44.3, 101.6, 110.84, 113.16), 1.24e-06),
-            "bf16x6": ((33.09, 84.61, 101.53, 107.95), 9.98e-07),
-            "bf16x9": ((34.28, 67.08, 71.89, 74.74), 1.01e-06)}
-MEASURED_SOURCE = "benchmarks/results/gemm-2026-12-01-4502d69.json"   # cuBLAS SGEMM at 8192: 50.4, 1.62e-06
+MEASURED = {"tf32x3": ((62.06, 91.87, 108.56, 111.91), 1.24e-06),
+            "bf16x6": ((56.74, 91.1, 98.84, 107.19), 9.98e-07),
+            "bf16x9": ((48.41, 64.73, 72.06, 75.12), 1.01e-06)}
+MEASURED_SOURCE = "benchmarks/results/gemm-2026-12-01-6dc3e99.json"   # cuBLAS SGEMM at 8192: 51.0, 1.62e-06
 
 
 def fastest(precision):
@@ -506,8 +506,8 @@ def _unscale(c, pa, pb):
 # (benchmarks/gemm.py on the H200, see docs/kernels.md).
 CUBLAS_MIN_WORK = 2 ** 31
 # Multi-part schemes whose large products run faster on the cuBLAS engine than on the sm90 kernel
-# (n = 8192, median of three rounds: bf16x6 98.8 against 96.0 TFLOP/s; bf16x9 68.8 against 73.8;
-# benchmarks/results/gemm-2026-12-01-4502d69.json).
+# (n = 8192, median of three rounds: bf16x6 98.0 against 95.4 TFLOP/s; bf16x9 68.1 against 73.8;
+# benchmarks/results/gemm-2026-12-01-6dc3e99.json).
 CUBLAS_LARGE = frozenset({"bf16x6"})
 
 
