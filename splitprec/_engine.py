@@ -12,11 +12,16 @@ from ._backend import namespace
 
 
 def narrow_matmul(parts_a, parts_b, d):
-    """``sum_(i,j) in d.products  A_i @ B_j * 2**-((i+j)*d.shift)`` in float32, smallest first."""
+    """``sum_(i,j) in d.products  A_i @ B_j * 2**-((i+j)*d.shift)`` in float32, smallest first.
+
+    The parts are made C-contiguous first: BLAS picks its kernel, and so its order of summation,
+    by the operands' layout, and the result must not depend on the inputs' strides."""
     xp = namespace(parts_a.terms[0])
+    terms_a = [xp.ascontiguousarray(t) for t in parts_a.terms]
+    terms_b = [xp.ascontiguousarray(t) for t in parts_b.terms]
     total = None
     for i, j in d.products:
-        product = xp.matmul(parts_a.terms[i], parts_b.terms[j])
+        product = xp.matmul(terms_a[i], terms_b[j])
         if (i + j) * d.shift:
             product = xp.ldexp(product, -(i + j) * d.shift).astype(np.float32)
         total = product if total is None else total + product
