@@ -20,7 +20,7 @@ round-to-nearest adds at least every ``d.gpu_k_block(k)`` values of k, and adds 
   is one GEMM over a contiguous K window, then hi*hi runs in k-chunks of ``cublas_chunk``; every
   call after the first adds into the result with ``beta = 1``, one round-to-nearest float32 add.
   Power-of-two scaling is undone by ``kernels/scale_pow2_sm80.cu``, which also finds every engine's
-  row and column exponents.
+  row and column exponents (but where K fits one tile of the split, which finds them itself).
 
 K' is K zero-padded to whole 128-byte k-blocks; the split (``kernels/split_terms_sm80.cu``) writes
 either layout, bit for bit the parts of ``splitprec.split``, float32 subnormals kept. ``"auto"``
