@@ -1,6 +1,7 @@
 """Where the GPU time of small, batched and skinny products goes: per scheme, in µs (CUDA events
-around one call, median of 10, so each includes its launch), the pow2 exponents of A and of B, the
-split of A and of B (pow2 exponents included) for the kernels and for cuBLAS, each engine's
+around one call, median of 10, so each includes its launch), the pow2 exponents of A and of B (a
+pass of their own where K exceeds one split tile; below that the split finds them), the split of A
+and of B (pow2 exponents included) for the kernels and for cuBLAS, each engine's
 products alone on split operands (mma.sync with the tuned tile and with smaller ones), each engine
 whole, and the public call: ``PYTHONPATH=. python3 benchmarks/gemm_stages.py``."""
 import cupy
@@ -19,7 +20,7 @@ def stages(a, b, d, reps=10):
     k = a.shape[-1]
     pad, chunk = _gpu.padded_k(k, d), _gpu.cublas_chunk(d, k)
     row = {}
-    if d.scaling == "pow2":
+    if d.scaling == "pow2" and k > _gpu._SPLIT_TILE:
         row["expA"] = time_ms(lambda: _gpu._pow2_exponents(a, d.format, -1), reps)
         row["expB"] = time_ms(lambda: _gpu._pow2_exponents(b, d.format, -2), reps)
     row["splitA"] = time_ms(lambda: _gpu.split_operand(a, d, transpose=False, pad=pad), reps)
