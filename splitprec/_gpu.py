@@ -228,11 +228,14 @@ def _split_into(x, d, out, *, transpose, pad, row_stride, term_stride, report):
     from ._launch import launch
     batch, rows, cols = x.shape
     out_rows = cols if transpose else rows
-    find = d.scaling == "pow2" and (rows if transpose else cols) <= _SPLIT_TILE
+    pow2 = d.scaling == "pow2"
+    find = pow2 and (rows if transpose else cols) <= _SPLIT_TILE
     if find:
         exponent = cupy.empty((batch, out_rows), np.int32)
+    elif pow2:
+        exponent = _pow2_exponents(x, d.format, -2 if transpose else -1)
     else:
-        exponent = _pow2_exponents(x, d.format, -2 if transpose else -1) if d.scaling == "pow2" else None
+        exponent = None
     grid = (-(-(cols if transpose else pad) // _SPLIT_TILE),
             min(-(-(pad if transpose else rows) // _SPLIT_TILE), _SPLIT_GRID_Y), 1)   # the kernel loops over y
     for z0 in range(0, batch, _MAX_GRID_Z):
@@ -242,7 +245,7 @@ def _split_into(x, d, out, *, transpose, pad, row_stride, term_stride, report):
                 np.int32(rows), np.int32(cols), np.int32(pad), np.int64(row_stride), np.int64(term_stride),
                 *((0, 0) if report is None else
                   (_at(report[0], report[1]), _at(report[0], report[2] + z0 * out_rows))),
-                np.int32(find), np.int32(d.format.emax if find else 0)))
+                np.int32(find), np.int32(d.format.emax)))
     return exponent
 
 
