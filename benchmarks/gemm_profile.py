@@ -3,8 +3,9 @@ split operands; the split of A and of B (with pow2 exponents) and its GB/s; for 
 stage (split of A and of B, each small-product group, the hi*hi chunks, the pow2 unscaling); and the
 public call's overhead (non-finite checks). ``--one SCHEME`` runs a single wgmma product for a
 profiler (``ncu --clock-control none -k regex:gemm_split python3 benchmarks/gemm_profile.py --one bf16x6``).
-``--limits`` measures what limits the sm90 kernel instead (:func:`limits`).
-Usage: ``PYTHONPATH=. python3 benchmarks/gemm_profile.py [--n 8192] [--limits]``.
+``--limits`` measures what limits the sm90 kernel instead (:func:`limits`), ``--ceilings`` what the
+speed targets ask of the GPU at its power limit (:func:`ceilings`).
+Usage: ``PYTHONPATH=. python3 benchmarks/gemm_profile.py [--n 8192] [--limits | --ceilings]``.
 """
 import argparse
 import dataclasses
@@ -17,7 +18,7 @@ import numpy as np
 
 import splitprec as sp
 from splitprec import _gpu
-from benchmarks.gemm import cublas_gemm_ex, time_ms
+from benchmarks.gemm import cublas_gemm_ex, time_ms, to_bf16_bits
 
 
 def cublas_stages(a, b, d, reps):
@@ -130,20 +131,66 @@ def limits(n, reps):
     print("sustained 3 s: narrow TFLOP/s, then nvidia-smi samples (SM MHz, W, throttle reasons)")
     for name in ("sm90 fp16x3", "cuBLAS fp16, float32 out, K=3n"):
         run, products = cases[name]
-        run()
+        rate, samples = sustained(run, flops * products)
+        print(f"  {name:32s} {rate:6.1f}  {samples}", flush=True)
+
+
+def sustained(run, flops, seconds=3.0):
+    """TFLOP/s of ``run`` (``flops`` each) called back to back for ``seconds``, and nvidia-smi's
+    samples of the second half (at the board's power limit the GPU sets its own clock)."""
+    run()
+    cupy.cuda.Device().synchronize()
+    state = _GpuState()
+    start, stop, count, t0 = cupy.cuda.Event(), cupy.cuda.Event(), 0, time.time()
+    start.record()
+    while time.time() - t0 < seconds:
+        for _ in range(10):
+            run()
         cupy.cuda.Device().synchronize()
-        state = _GpuState()
-        start, stop, count, t0 = cupy.cuda.Event(), cupy.cuda.Event(), 0, time.time()
-        start.record()
-        while time.time() - t0 < 3.0:
-            for _ in range(10):
-                run()
-            cupy.cuda.Device().synchronize()
-            count += 10
-        stop.record()
-        stop.synchronize()
-        rate = flops * products * count / cupy.cuda.get_elapsed_time(start, stop) / 1e9
-        print(f"  {name:32s} {rate:6.1f}  {state.stop()}", flush=True)
+        count += 10
+    stop.record()
+    stop.synchronize()
+    return flops * count / cupy.cuda.get_elapsed_time(start, stop) / 1e9, state.stop()
+
+
+# The speed targets at n = 8192 (x cuBLAS SGEMM), and cublasGemmEx's (data type, compute type) for
+# each part format: CUDA_R_16F / CUDA_R_16BF / CUDA_R_32F, COMPUTE_32F or COMPUTE_32F_FAST_TF32.
+TARGETS = (("fp16x3", 4.0), ("tf32x3", 2.5), ("bf16x9", 1.7))
+_VENDOR_GEMM = {"fp16": (2, 68), "bf16": (14, 68), "tf32": (0, 77)}
+
+
+def _narrow(x, base):
+    """float32 ``x`` as the storage cublasGemmEx reads for ``base``."""
+    if base == "fp16":
+        return x.astype(np.float16).view(np.uint16)
+    return to_bf16_bits(x) if base == "bf16" else x
+
+
+def ceilings(n, reps):
+    """What each speed target asks of the GPU, everything sustained for 3 s at the board's power
+    limit: the narrow TFLOP/s the scheme's products need (target x SGEMM's rate, less the time of its
+    split), what cuBLAS's own GEMM in the same narrow format runs over the same work (K = products x
+    n, float32 out), what that composition would give with the split (x SGEMM), and the public call."""
+    a, b = (cupy.random.standard_normal((n, n), dtype=np.float32) for _ in range(2))
+    flops = 2.0 * n ** 3
+    sgemm, samples = sustained(lambda: cupy.matmul(a, b), flops)
+    print(f"n={n}, each sustained 3 s; cuBLAS SGEMM {sgemm:.1f} TFLOP/s  {samples}")
+    print("scheme  target  split ms  needed narrow  cuBLAS narrow  composed x SGEMM  public x SGEMM (TFLOP/s)")
+    for name, ratio in TARGETS:
+        d = sp.dtype(name)
+        products = len(d.products)
+        split_ms = sum(ms for ms, _ in split_rates(a[None], b[None], d, reps).values())
+        needed = flops * products / (flops / (ratio * sgemm * 1e9) - split_ms) / 1e9
+        code, compute = _VENDOR_GEMM[d.base]
+        wide_a = cupy.concatenate([_narrow(a, d.base)] * products, axis=1)
+        wide_b = cupy.concatenate([_narrow(b, d.base)] * products, axis=0)
+        vendor, vendor_samples = sustained(lambda: cublas_gemm_ex(wide_a, wide_b, code, compute), flops * products)
+        del wide_a, wide_b
+        composed = flops / (flops * products / (vendor * 1e9) + split_ms) / 1e9
+        public, public_samples = sustained(lambda: sp.matmul(a, b, dtype=d), flops)
+        print(f"{name:7s} {ratio:4.1f}x  {split_ms:8.3f}  {needed:13.1f}  {vendor:13.1f}  {composed / sgemm:16.2f}"
+              f"  {public / sgemm:14.2f} ({public:.1f})\n        cuBLAS {vendor_samples}\n        public {public_samples}",
+              flush=True)
 
 
 def main():
@@ -152,9 +199,13 @@ def main():
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--one", metavar="SCHEME", help="run one sm90 product of SCHEME and stop")
     parser.add_argument("--limits", action="store_true", help="measure what limits the sm90 kernel and stop")
+    parser.add_argument("--ceilings", action="store_true", help="measure what the speed targets ask of the GPU and stop")
     args = parser.parse_args()
     if args.limits:
         limits(args.n, args.reps)
+        return
+    if args.ceilings:
+        ceilings(args.n, args.reps)
         return
     a, b = (cupy.random.standard_normal((args.n, args.n), dtype=np.float32) for _ in range(2))
     if args.one:
