@@ -41,7 +41,6 @@ GEMM_FILE = "gemm_split_sm80.cu"
 GEMM90_FILE = "gemm_split_sm90.cu"
 SCALE_FILE = "scale_pow2_sm80.cu"
 NONFINITE_FILE = "gemm_nonfinite_sm80.cu"
-SMALL_FILE = "gemm_small_sm80.cu"
 ENGINES = ("auto", "sm90", "sm80", "cublas")
 _FORMAT_CODE = {"tf32": 0, "bf16": 1, "fp16": 2}
 _ELEMENT_BYTES = {"tf32": 4, "bf16": 2, "fp16": 2}
@@ -84,9 +83,7 @@ TILES = {"bf16": Tile(2, 4, 2, 3), "bf16x3": Tile(4, 2, 4, 3), "bf16x6": Tile(4,
 # Products whose m and n are both at most SMALL (batches of small matrices) run the mma.sync kernel
 # with 64 x 64 blocks on every GPU: at 4096 x 64^3 on the H200 it takes half the time of the wgmma
 # kernel's 128 x 128 tiles, and less than cuBLAS's (benchmarks/results/gemm-stages-2026-12-01-82811d7.log).
-# Up to SMALL_K values of k, kernels/gemm_small_sm80.cu does the split in the same launch.
 SMALL = 64
-SMALL_K = 128
 SMALL_TILE = Tile(2, 2, 2, 2)
 
 
@@ -147,11 +144,6 @@ def gemm90_expression(d):
             f"{_sm90_stages(d)}>")
 
 
-def small_expression(d):
-    return (f"gemm_small_sm80<{_FORMAT_CODE[d.base]}, {d.terms}, {_pairs_mask(d)}u, {_small_shift(d)}, {d.shift}, "
-            f"{str(d.scaling == 'pow2').lower()}>")
-
-
 def pieces_expression(d):
     return f"gemm_split_sm90_pieces<{_pairs_mask(d)}u, {_small_shift(d)}>"
 
@@ -164,7 +156,6 @@ def instantiations():
             GEMM_FILE: sorted({gemm_expression(d, tile) for d in schemes
                                for tile in (TILES.get(d.name, DEFAULT_TILE), SMALL_TILE)}),
             GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes} | {pieces_expression(d) for d in schemes}),
-            SMALL_FILE: sorted({small_expression(d) for d in schemes}),
             SCALE_FILE: ["row_exponents", "column_peaks", "peak_exponents", "scale_rows_cols"],
             NONFINITE_FILE: sorted(_NONFINITE_EXPRESSION.values())}
 
@@ -390,22 +381,6 @@ def split_tiles(tiles, chunks, batch, sms):
     return (tiles - tail, pieces) if pieces > 1 else (tiles, 1)
 
 
-def _gemm_small(a, b, c, d, report):
-    """``c`` (batch, m, n) = the scheme's product of float32 ``a`` (batch or 1, m, k) and ``b``
-    (batch or 1, k, n), m, n <= ``SMALL`` and k <= ``SMALL_K``, split included: one launch of
-    ``kernels/gemm_small_sm80.cu``, one block per product, the bits of the split and mma.sync path
-    with ``SMALL_TILE``; ``report`` (or None) as the split kernels fill it."""
-    from ._launch import launch
-    batch, m, n = c.shape
-    k = a.shape[-1]
-    k_pad = padded_k(k, d)
-    shared = d.terms * 2 * SMALL * 9 * 16 + (SMALL * (k_pad + 4) + k_pad * (SMALL + 4)) * 4   # parts, A, B
-    launch(SMALL_FILE, small_expression(d), (batch, 1, 1), (256, 1, 1),
-           (a, b, c, np.int32(m), np.int32(n), np.int32(k), np.int32(a.shape[0] > 1), np.int32(b.shape[0] > 1),
-            np.int32(d.format.emax), report), shared_bytes=shared)
-    return c
-
-
 def _gemm_sm90(pa, pb, c, d, chunk):
     """``c`` (batch, m, n) = the scheme's product of split operands by ``gemm_split_sm90`` (TMA and
     wgmma), hi*hi promoted every ``chunk`` values of k; a last, partial wave split along k
@@ -593,8 +568,6 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False):
     ``checked=True`` (the public call): NaN/inf in the result exactly where the float64 product has
     them, and entries whose narrow products overflow recomputed as float64 dot products, all on the
     device (the split reports NaN/inf and peaks as it reads; ``kernels/gemm_nonfinite_sm80.cu``).
-    mma.sync products of at most ``SMALL`` x ``SMALL`` and k <= ``SMALL_K`` (with ``tile`` None) split
-    inside their one launch (``kernels/gemm_small_sm80.cu``).
 
     Accuracy: ``accuracy.gemm_bound(a, b, d, engine="gpu")``, checked by
     ``tests/test_kernels_gemm.py::test_gpu_matmul_error_within_bound``.
@@ -609,26 +582,13 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False):
         raise ValueError(f"matmul: unknown GPU engine {engine!r}; expected one of {ENGINES}")
     if engine == "auto":
         engine = auto_engine(d, m, n, k, batch)
+    pad = padded_k(k, d)
     a, b = flatten_batch(a, batch_shape, batch), flatten_batch(b, batch_shape, batch)
     report, for_a, for_b = nonfinite_report(a, b) if checked else (None, None, None)
-    c = cupy.empty((batch, m, n), np.float32)
-    if engine == "sm80" and tile is None and max(m, n) <= SMALL and k <= SMALL_K:
-        _gemm_small(a, b, c, d, report)
-    else:
-        _split_products(a, b, c, d, engine, (for_a, for_b), tile=tile, chunk=chunk)
-    if checked:
-        fix_nonfinite(a, b, c, report)
-    return c.reshape(batch_shape + (m, n))
-
-
-def _split_products(a, b, c, d, engine, reports, *, tile, chunk):
-    """``c`` = the scheme's product of ``a`` and ``b`` (flattened batches) by a split pass, then
-    ``engine``'s products; ``reports``: the operands' parts of ``nonfinite_report`` (or Nones)."""
-    m, k = a.shape[-2:]
-    pad = padded_k(k, d)
     splitter = split_stacked if engine == "cublas" else split_operand
-    pa = splitter(a, d, transpose=False, pad=pad, report=reports[0])
-    pb = splitter(b, d, transpose=True, pad=pad, report=reports[1])
+    pa = splitter(a, d, transpose=False, pad=pad, report=for_a)
+    pb = splitter(b, d, transpose=True, pad=pad, report=for_b)
+    c = cupy.empty((batch, m, n), np.float32)
     if engine == "cublas":
         _gemm_cublas(pa, pb, c, d, chunk or cublas_chunk(d, k))
         if pa.exponent is not None:
@@ -636,8 +596,10 @@ def _split_products(a, b, c, d, engine, reports, *, tile, chunk):
     elif engine == "sm90":
         _gemm_sm90(pa, pb, c, d, chunk or cublas_chunk(d, k))
     else:
-        _gemm_sm80(pa, pb, c, d, tile or auto_tile(d, m, c.shape[-1]))
-    return c
+        _gemm_sm80(pa, pb, c, d, tile or auto_tile(d, m, n))
+    if checked:
+        fix_nonfinite(a, b, c, report)
+    return c.reshape(batch_shape + (m, n))
 
 
 def flatten_batch(x, batch_shape, batch):

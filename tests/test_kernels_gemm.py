@@ -245,29 +245,6 @@ def _edge_values(shape):
     return x
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("name", ALL_DTYPES)
-@pytest.mark.parametrize("shape_a, shape_b", [((5, 37, 45), (5, 45, 61)), ((64, 128), (128, 64)), ((1, 1), (1, 1)),
-                                              ((3, 20, 97), (97, 9)), ((4, 1, 33), (33, 64))])
-def test_small_products_split_in_one_launch_give_the_two_pass_bits(name, shape_a, shape_b):
-    """kernels/gemm_small_sm80.cu against the split kernel and mma.sync with the same 64 x 64 blocks,
-    huge, subnormal, zero and tie rows included; and its NaN/inf report."""
-    import cupy
-    d = sp.dtype(name)
-    a, b = _edge_values(shape_a) if shape_a[-2] > 4 else randn(*shape_a), randn(*shape_b)
-    b[..., 1 % b.shape[-1]] *= np.float32(2.0 ** -100)
-    a_gpu, b_gpu = cupy.asarray(a), cupy.asarray(b)
-    fused = _gpu.matmul(a_gpu, b_gpu, d, engine="sm80")
-    cupy.testing.assert_array_equal(fused, _gpu.matmul(a_gpu, b_gpu, d, engine="sm80", tile=_gpu.SMALL_TILE))
-    a, b = randn(*shape_a), randn(*shape_b)
-    a[..., 0, 0], b[..., -1, -1] = np.nan, -np.inf
-    checked = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), d, engine="sm80", checked=True))
-    with np.errstate(invalid="ignore", over="ignore"):
-        exact = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
-    for special in (np.isnan, np.isposinf, np.isneginf):
-        np.testing.assert_array_equal(special(checked), special(exact))
-
-
 def test_split_tiles_fill_the_idle_sms_of_the_last_wave():
     assert _gpu.split_tiles(4096, 8, 1, 132) == (4092, 8)          # n = 8192: 4 tiles in 8 pieces
     assert _gpu.split_tiles(64, 8, 1, 132) == (0, 2)               # fewer tiles than SMs
