@@ -159,7 +159,8 @@ def _matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul"):
     values = [x._value if isinstance(x, SplitArray) else x for x in (a, b)]
     d = _linalg_scheme(dtype, precision, op, on_gpu=_namespace(op, *values) is not np)
     splitters = [x._parts if isinstance(x, SplitArray) else None for x in (a, b)]
-    value = _raw_matmul(*values, out=None, dtype=d, precision=None, op=op, splitters=splitters)
+    caches = [x._cached if isinstance(x, SplitArray) else None for x in (a, b)]
+    value = _raw_matmul(*values, out=None, dtype=d, precision=None, op=op, splitters=splitters, caches=caches)
     return _finish(SplitArray._wrap(value, d)) if out is None else _write_out(out, value, d, op)
 
 

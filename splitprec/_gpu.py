@@ -559,7 +559,7 @@ def fix_nonfinite(a, b, c, report):
     return c
 
 
-def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False):
+def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False, caches=(None, None)):
     """``a @ b`` (cupy float32, ndim >= 2, batch dimensions broadcast) in scheme ``d``, queued on the
     current stream with no host wait.
 
@@ -568,6 +568,8 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False):
     ``checked=True`` (the public call): NaN/inf in the result exactly where the float64 product has
     them, and entries whose narrow products overflow recomputed as float64 dot products, all on the
     device (the split reports NaN/inf and peaks as it reads; ``kernels/gemm_nonfinite_sm80.cu``).
+    ``caches``: per operand None or a ``cache(key, make)`` (``SplitArray._cached``) that keeps its
+    split operand (``cached_split``).
 
     Accuracy: ``accuracy.gemm_bound(a, b, d, engine="gpu")``, checked by
     ``tests/test_kernels_gemm.py::test_gpu_matmul_error_within_bound``.
@@ -585,9 +587,9 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False):
     pad = padded_k(k, d)
     a, b = flatten_batch(a, batch_shape, batch), flatten_batch(b, batch_shape, batch)
     report, for_a, for_b = nonfinite_report(a, b) if checked else (None, None, None)
-    splitter = split_stacked if engine == "cublas" else split_operand
-    pa = splitter(a, d, transpose=False, pad=pad, report=for_a)
-    pb = splitter(b, d, transpose=True, pad=pad, report=for_b)
+    stacked = engine == "cublas"
+    pa = cached_split(a, d, stacked=stacked, transpose=False, pad=pad, report=for_a, cache=caches[0])
+    pb = cached_split(b, d, stacked=stacked, transpose=True, pad=pad, report=for_b, cache=caches[1])
     c = cupy.empty((batch, m, n), np.float32)
     if engine == "cublas":
         _gemm_cublas(pa, pb, c, d, chunk or cublas_chunk(d, k))
@@ -600,6 +602,30 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False):
     if checked:
         fix_nonfinite(a, b, c, report)
     return c.reshape(batch_shape + (m, n))
+
+
+def cached_split(x, d, *, stacked, transpose, pad, report, cache):
+    """The operand of ``split_stacked`` (``stacked``) or ``split_operand``; with ``cache`` made once
+    per scheme, layout, side and shape (with its own NaN/inf report words, which each call copies
+    into ``report``) and reused."""
+    splitter = split_stacked if stacked else split_operand
+    if cache is None:
+        return splitter(x, d, transpose=transpose, pad=pad, report=report)
+    import cupy
+    lines = x.shape[0] * x.shape[2 if transpose else 1]
+
+    def make():
+        words = cupy.zeros(1 + lines, np.uint32)            # the peak, then a flag per output row
+        return splitter(x, d, transpose=transpose, pad=pad, report=(words, 0, 1)), words
+
+    operand, words = cache(("gpu", d.name, stacked, transpose, pad, x.shape), make)
+    if report is not None:
+        target, peak, first = report
+        stream = cupy.cuda.get_current_stream().ptr
+        for at, start, count in ((peak, 0, 1), (first, 1, lines)):
+            cupy.cuda.runtime.memcpyAsync(_at(target, at), _at(words, start), 4 * count,
+                                          cupy.cuda.runtime.memcpyDeviceToDevice, stream)
+    return operand
 
 
 def flatten_batch(x, batch_shape, batch):

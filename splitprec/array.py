@@ -16,7 +16,11 @@ Split once, multiply many
     ``fp16x3``), per reduction axis. A view (indexing, ``T``, ``reshape``, ...) of an elementwise
     scheme takes its parts from the array it views. Writing through any array (``a[i] = x``,
     ``a += b``) invalidates the cached parts of every array sharing its storage. The cache holds
-    ``terms`` float32 arrays per scheme (and axis), e.g. three times the value for ``bf16x9``.
+    ``terms`` float32 arrays per scheme (and axis), e.g. three times the value for ``bf16x9``. On
+    gpu the cache holds the parts as the GPU engines read them (narrow values, padded along k, with
+    their pow2 exponents and NaN/inf flags), per scheme, side of the product and engine layout:
+    ``terms`` values of 2 bytes (bf16, fp16) or 4 (tf32) per element, so a product with a cached
+    operand skips that operand's split.
 
 Data in: nothing is rounded silently
     ``asarray``, ``full`` and ``a[i] = x`` take float32 and float16 arrays (float16 widens
@@ -159,23 +163,32 @@ class SplitArray(NDArrayOperatorsMixin):
         are scaled by one power of two for the whole array."""
         return self._parts(self._dtype, None).terms
 
-    def _parts(self, d, axis):
-        """Cached parts of the value in scheme ``d``, split along ``axis`` (C-contiguous terms)."""
-        key = (d.name, None if d.scaling == "none" or axis is None else axis % self.ndim)
+    def _cached(self, key, make):
+        """``make()``, kept under ``key`` until the array (or one sharing its storage) is written:
+        the parts of a scheme here, the device operands of the GPU engines in ``splitprec._gpu``."""
         version = self._storage.version
         hit = self._cache.get(key)
         if hit is not None and hit[0] == version:
             return hit[1]
-        if self._source is not None and d == self._dtype and key[1] is None \
-                and self._source[2] == version:
-            base, view, _ = self._source
-            parts = Parts(tuple(view(t) for t in base._parts(d, None).terms))
-        else:
-            parts = split(self._value, d, axis=axis)
-        xp = namespace(self._value)
-        parts = Parts(tuple(xp.ascontiguousarray(t) for t in parts.terms), parts.exponent)
-        self._cache[key] = (version, parts)
-        return parts
+        value = make()
+        self._cache[key] = (version, value)
+        return value
+
+    def _parts(self, d, axis):
+        """Cached parts of the value in scheme ``d``, split along ``axis`` (C-contiguous terms)."""
+        key = (d.name, None if d.scaling == "none" or axis is None else axis % self.ndim)
+
+        def make():
+            if self._source is not None and d == self._dtype and key[1] is None \
+                    and self._source[2] == self._storage.version:
+                base, view, _ = self._source
+                parts = Parts(tuple(view(t) for t in base._parts(d, None).terms))
+            else:
+                parts = split(self._value, d, axis=axis)
+            xp = namespace(self._value)
+            return Parts(tuple(xp.ascontiguousarray(t) for t in parts.terms), parts.exponent)
+
+        return self._cached(key, make)
 
     def _written(self):
         self._storage.version += 1

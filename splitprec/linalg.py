@@ -103,14 +103,17 @@ def _cpu_product(a, b, d, parts_a, parts_b):
     return c, all_finite
 
 
-def _matmul2d(a, b, d, parts_a=None, parts_b=None):
+def _matmul2d(a, b, d, parts_a=None, parts_b=None, caches=(None, None)):
     """``a @ b`` for arrays of ndim >= 2 of the scheme's target dtype (batch dimensions broadcast).
 
     ``parts_a``/``parts_b``: the operands' split when already known (the reference engine uses
-    it; the GPU engines split on the device, where they also handle NaN/inf and overflow).
+    it). The GPU engines split on the device, where they also handle NaN/inf and overflow;
+    ``caches``: the operands' ``SplitArray._cached`` (or None), which keep their device split.
     """
     if namespace(a, b) is not np:
-        return _gpu.matmul(a, b, d, checked=True) if d.target == "float32" else _ozaki_gpu.matmul(a, b, d)
+        if d.target == "float32":
+            return _gpu.matmul(a, b, d, checked=True, caches=caches)
+        return _ozaki_gpu.matmul(a, b, d)
     with np.errstate(over="ignore", invalid="ignore"):   # overflow is handled in the products
         if d.target == "float64":
             c, all_finite = _ozaki_engine.product(a, b, d)
@@ -122,7 +125,7 @@ def _matmul2d(a, b, d, parts_a=None, parts_b=None):
     return np.where(np.isfinite(pattern), c, pattern)
 
 
-def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None)):
+def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None), caches=(None, None)):
     d = _scheme(dtype, precision, op, on_gpu=is_cupy(a) or is_cupy(b))
     a, b = _operand(a, "a", op, d), _operand(b, "b", op, d)
     xp = namespace(a, b)
@@ -139,7 +142,7 @@ def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None)):
     parts = (None, None) if xp is not np else (
         _cached_parts(splitters[0], d, -1, (None, slice(None)) if vector_a else ...),
         _cached_parts(splitters[1], d, -1 if vector_b else -2, (slice(None), None) if vector_b else ...))
-    c = _matmul2d(a2, b2, d, *parts)
+    c = _matmul2d(a2, b2, d, *parts, caches=caches)
     c = c.reshape(batch + c.shape[-2:])
     if vector_a:
         c = c[..., 0, :]

@@ -165,6 +165,36 @@ def test_split_cache_lives_on_gpu_and_writes_invalidate_it():
     assert_same(merge(Parts(a.terms), "bf16x9"), x)
 
 
+@pytest.mark.parametrize("name, shape_a, shape_b", [("fp16x3", (40, 70), (70, 50)),     # mma.sync, 64 x 64
+                                                   ("tf32x3", (3, 130, 200), (200, 150)),   # B broadcast
+                                                   ("bf16x6", (2048, 512), (512, 2048)),    # cuBLAS on Hopper
+                                                   ("bf16x9", (300,), (300, 20))])          # a vector
+def test_gpu_products_split_each_operand_once(monkeypatch, name, shape_a, shape_b):
+    """Products of gpu SplitArrays keep each operand's device split until it is written: the bits of
+    sp.matmul on the values (NaN/inf included), no split on a repeat, one after a write."""
+    from splitprec import _gpu
+    x, y = randn(*shape_a), randn(*shape_b)
+    x.flat[3], y.flat[5] = np.nan, -np.inf
+    a, b = sp.asarray(x, dtype=name, device="gpu"), sp.asarray(y, dtype=name, device="gpu")
+    splits = []
+    for function in ("split_operand", "split_stacked"):
+        original = getattr(_gpu, function)
+        monkeypatch.setattr(_gpu, function, lambda *args, _f=original, **kw: splits.append(1) or _f(*args, **kw))
+    expected = sp.matmul(cupy.asarray(x), cupy.asarray(y), dtype=name).get()
+    splits.clear()
+    assert_same(a @ b, expected)
+    assert len(splits) == 2
+    assert_same(a @ b, expected)
+    assert_same(np.matmul(a, b), expected)
+    assert len(splits) == 2                      # both splits reused
+    assert_same(a @ cupy.asarray(y), expected)   # a cupy operand is split every time
+    assert len(splits) == 3
+    a[..., 1] = 2.0
+    x[..., 1] = 2.0
+    assert_same(a @ b, sp.matmul(cupy.asarray(x), cupy.asarray(y), dtype=name).get())
+    assert len(splits) == 4                      # a's split made again, b's reused
+
+
 def test_interop_exports_the_gpu_value_without_copies():
     x, a = pair((3, 4))
     with pytest.raises(TypeError, match=r"^SplitArray.__array__: the data lives on the gpu"):
