@@ -1,8 +1,9 @@
 """Split once, multiply many on the GPU: ``sp.matmul`` on cupy float32 arrays (both operands split
 every call) against products of gpu SplitArrays whose device split is cached (the right operand
 only, as for a fixed matrix applied to new data, and both), with cuBLAS SGEMM in the same run.
-Each row is timed after half a second of the same call (``benchmarks.gemm.time_ms``); the split is
-made by the warm-up calls, so the cached rows time the products alone.
+Each row is timed after half a second of the same call (``benchmarks.gemm.time_ms``; the split is
+made by the warm-up calls, so the cached rows time the products alone), in interleaved rounds
+(forward, backward, ...: the GPU's clock follows its power draw), each row the median of its rounds.
 Usage: ``PYTHONPATH=. python3 benchmarks/gemm_cached.py [--out benchmarks/results]``; writes
 ``gemm-cached-<date>-<sha>.json`` (gemm.py's header; records with ``"operands"``)."""
 import argparse
@@ -23,6 +24,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="benchmarks/results")
     parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     head, results = header(), []
     for m, n, k, batch in CASES:
@@ -37,14 +39,17 @@ def main(argv=None):
             rows += [(name, "arrays", lambda name=name: sp.matmul(a, b, dtype=name)),
                      (name, "B cached", lambda sb=sb: sp.matmul(a, sb)),
                      (name, "both cached", lambda sa=sa, sb=sb: sa @ sb)]
-        for name, operands, run in rows:
-            ms = time_ms(run, args.reps)
-            c = run()
-            error = rel_error(cupy.asarray(c), ref)
+        rounds = [[] for _ in rows]
+        for r in range(args.rounds):
+            for i in range(len(rows)) if r % 2 == 0 else reversed(range(len(rows))):
+                rounds[i].append(flops / time_ms(rows[i][2], args.reps) / 1e9)
+        for (name, operands, run), rates in zip(rows, rounds):
+            error = rel_error(cupy.asarray(run()), ref)
             results.append({"op": "gemm", "name": name, "operands": operands, "m": m, "n": n, "k": k,
-                            "batch": batch, "tflops": flops / ms / 1e9, "rel_error": error})
-            print(f"{m}x{n}x{k}x{batch} {name:13s} {operands:12s} {flops / ms / 1e9:7.1f} TFLOP/s  "
-                  f"{ms * 1e3:8.1f} us  error {error:.2e}", flush=True)
+                            "batch": batch, "tflops": float(np.median(rates)), "tflops_rounds": rates,
+                            "rel_error": error})
+            print(f"{m}x{n}x{k}x{batch} {name:13s} {operands:12s} {np.median(rates):7.1f} TFLOP/s "
+                  f"({min(rates):.1f}-{max(rates):.1f})  error {error:.2e}", flush=True)
     out = pathlib.Path(args.out) / f"gemm-cached-{head['date'][:10]}-{head['git_sha']}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({**head, "results": results}, indent=1))
