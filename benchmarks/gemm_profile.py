@@ -153,10 +153,7 @@ def sustained(run, flops, seconds=3.0):
     return flops * count / cupy.cuda.get_elapsed_time(start, stop) / 1e9, state.stop()
 
 
-# The speed targets at n = 8192 (x cuBLAS SGEMM), and cublasGemmEx's (data type, compute type) for
-# each part format: CUDA_R_16F / CUDA_R_16BF / CUDA_R_32F, COMPUTE_32F or COMPUTE_32F_FAST_TF32.
-TARGETS = (("fp16x3", 4.0), ("tf32x3", 2.5), ("bf16x9", 1.7))
-_VENDOR_GEMM = {"fp16": (2, 68), "bf16": (14, 68), "tf32": (0, 77)}
+TARGETS = (("fp16x3", 4.0), ("tf32x3", 2.5), ("bf16x9", 1.7))   # the speed targets at n = 8192, x SGEMM
 
 
 def _narrow(x, base):
@@ -181,7 +178,7 @@ def ceilings(n, reps):
         products = len(d.products)
         split_ms = sum(ms for ms, _ in split_rates(a[None], b[None], d, reps).values())
         needed = flops * products / (flops / (ratio * sgemm * 1e9) - split_ms) / 1e9
-        code, compute = _VENDOR_GEMM[d.base]
+        code, compute = _gpu._CUDA_TYPE[d.base], _gpu._CUBLAS_COMPUTE[d.base]   # the cuBLAS engine's types
         wide_a = cupy.concatenate([_narrow(a, d.base)] * products, axis=1)
         wide_b = cupy.concatenate([_narrow(b, d.base)] * products, axis=0)
         vendor, vendor_samples = sustained(lambda: cublas_gemm_ex(wide_a, wide_b, code, compute), flops * products)
