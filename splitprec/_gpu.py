@@ -607,7 +607,9 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False, cach
 def cached_split(x, d, *, stacked, transpose, pad, report, cache):
     """The operand of ``split_stacked`` (``stacked``) or ``split_operand``; with ``cache`` made once
     per scheme, layout, side and shape (with its own NaN/inf report words, which each call copies
-    into ``report``) and reused."""
+    into ``report``) and reused. ``split_operand``'s parts of a matrix on one side of a product are
+    its transpose's on the other side (rows and exponents alike), so a 2-D operand also names that
+    key for a transposed view to share with its base."""
     splitter = split_stacked if stacked else split_operand
     if cache is None:
         return splitter(x, d, transpose=transpose, pad=pad, report=report)
@@ -618,7 +620,9 @@ def cached_split(x, d, *, stacked, transpose, pad, report, cache):
         words = cupy.zeros(1 + lines, np.uint32)            # the peak, then a flag per output row
         return splitter(x, d, transpose=transpose, pad=pad, report=(words, 0, 1)), words
 
-    operand, words = cache(("gpu", d.name, stacked, transpose, pad, x.shape), make)
+    other_side = None if stacked or x.shape[0] != 1 else \
+        ("gpu", d.name, stacked, not transpose, pad, (1, x.shape[2], x.shape[1]))
+    operand, words = cache(("gpu", d.name, stacked, transpose, pad, x.shape), make, other_side)
     if report is not None:
         target, peak, first = report
         stream = cupy.cuda.get_current_stream().ptr

@@ -122,13 +122,13 @@ class SplitArray(NDArrayOperatorsMixin):
     See the module docstring for storage, caching, promotion and devices.
     """
 
-    __slots__ = ("_value", "_dtype", "_storage", "_source", "_cache")
+    __slots__ = ("_value", "_dtype", "_storage", "_source", "_base", "_cache")
 
     def __init__(self, x, dtype=None, *, device=None):
         src = asarray(x, dtype, device=device)
         self._value = src._value.copy() if src is x else src._value
         self._dtype = src._dtype
-        self._storage, self._source, self._cache = _Storage(), None, {}
+        self._storage, self._source, self._base, self._cache = _Storage(), None, None, {}
 
     @classmethod
     def _wrap(cls, value, d, storage=None, source=None):
@@ -138,6 +138,7 @@ class SplitArray(NDArrayOperatorsMixin):
         new._storage = _Storage() if storage is None else storage
         new._source = None if source is None or d.scaling != "none" else \
             (source[0], source[1], new._storage.version)
+        new._base = None if source is None else source[0]
         new._cache = {}
         return new
 
@@ -163,9 +164,14 @@ class SplitArray(NDArrayOperatorsMixin):
         are scaled by one power of two for the whole array."""
         return self._parts(self._dtype, None).terms
 
-    def _cached(self, key, make):
+    def _cached(self, key, make, transposed=None):
         """``make()``, kept under ``key`` until the array (or one sharing its storage) is written:
-        the parts of a scheme here, the device operands of the GPU engines in ``splitprec._gpu``."""
+        the parts of a scheme here, the device operands of the GPU engines in ``splitprec._gpu``.
+        ``transposed``: the key of the same value in an array whose 2-D transpose this one is (as
+        the GPU engines' parts of one side of a product are the other side's parts of the
+        transpose); a ``T`` view keeps it there, shared with its base."""
+        if transposed is not None and self._base is not None and _transposes(self._value, self._base._value):
+            return self._base._cached(transposed, make)
         version = self._storage.version
         hit = self._cache.get(key)
         if hit is not None and hit[0] == version:
@@ -352,6 +358,12 @@ class SplitArray(NDArrayOperatorsMixin):
         """``splitprec.matmul`` with a SplitArray operand (called by ``splitprec.linalg``)."""
         return _array_functions._matmul(a, b, out=out, dtype=dtype, precision=precision,
                                         op="matmul")
+
+
+def _transposes(view, base):
+    """True when cupy ``view`` is 2-D ``base`` with its two axes swapped (the same data)."""
+    return (view.ndim == base.ndim == 2 and view.shape == base.shape[::-1]
+            and view.strides == base.strides[::-1] and view.data.ptr == base.data.ptr)
 
 
 # -- helpers shared with _array_functions ----------------------------------------------------------

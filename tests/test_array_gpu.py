@@ -197,6 +197,25 @@ def test_gpu_products_split_each_operand_once(monkeypatch, name, shape_a, shape_
     assert len(splits) == 1                      # a's split made again, b's reused
 
 
+@pytest.mark.parametrize("name", ["fp16x3", "bf16x6"])
+def test_gpu_transposed_views_share_their_base_split(monkeypatch, name):
+    """``W.T`` on one side of a product takes the split ``W`` made on the other side, and gives it."""
+    from splitprec import _gpu
+    w, x, y, z, q = randn(300, 200), randn(200, 50), randn(300, 40), randn(60, 300), randn(50, 200)
+    w[7, 9] = np.nan
+    big = sp.asarray(w, dtype=name, device="gpu")
+    splits = []
+    original = _gpu.split_operand
+    monkeypatch.setattr(_gpu, "split_operand", lambda *args, **kw: splits.append(1) or original(*args, **kw))
+    pairs = [(big, x, w, x), (big.T, y, w.T, y), (z, big, z, w), (q, big.T, q, w.T)]
+    expected = [sp.matmul(cupy.asarray(u), cupy.asarray(v), dtype=name).get() for _, _, u, v in pairs]
+    splits.clear()
+    for (left, right, _, _), want in zip(pairs, expected):
+        left, right = (v if isinstance(v, sp.SplitArray) else cupy.asarray(v) for v in (left, right))
+        assert_same(sp.matmul(left, right), want)
+    assert len(splits) == 2 + 2 + 1 + 1          # W as A, W.T as A (W's B side), then both reused
+
+
 def test_interop_exports_the_gpu_value_without_copies():
     x, a = pair((3, 4))
     with pytest.raises(TypeError, match=r"^SplitArray.__array__: the data lives on the gpu"):
