@@ -20,7 +20,8 @@ Split once, multiply many
     gpu the cache holds the parts as the GPU engines read them (narrow values, padded along k, with
     their pow2 exponents and NaN/inf flags), per scheme, side of the product and engine layout:
     ``terms`` values of 2 bytes (bf16, fp16) or 4 (tf32) per element, so a product with a cached
-    operand skips that operand's split.
+    operand skips that operand's split; a 2-D ``T`` view shares them with its base (``W @ x`` and
+    ``W.T @ r`` split ``W`` once).
 
 Data in: nothing is rounded silently
     ``asarray``, ``full`` and ``a[i] = x`` take float32 and float16 arrays (float16 widens
