@@ -123,13 +123,13 @@ class SplitArray(NDArrayOperatorsMixin):
     See the module docstring for storage, caching, promotion and devices.
     """
 
-    __slots__ = ("_value", "_dtype", "_storage", "_source", "_base", "_cache")
+    __slots__ = ("_value", "_dtype", "_storage", "_source", "_cache")
 
     def __init__(self, x, dtype=None, *, device=None):
         src = asarray(x, dtype, device=device)
         self._value = src._value.copy() if src is x else src._value
         self._dtype = src._dtype
-        self._storage, self._source, self._base, self._cache = _Storage(), None, None, {}
+        self._storage, self._source, self._cache = _Storage(), None, {}
 
     @classmethod
     def _wrap(cls, value, d, storage=None, source=None):
@@ -137,9 +137,7 @@ class SplitArray(NDArrayOperatorsMixin):
         new = cls.__new__(cls)
         new._value, new._dtype = value, d
         new._storage = _Storage() if storage is None else storage
-        new._source = None if source is None or d.scaling != "none" else \
-            (source[0], source[1], new._storage.version)
-        new._base = None if source is None else source[0]
+        new._source = None if source is None else (source[0], source[1], new._storage.version)
         new._cache = {}
         return new
 
@@ -171,8 +169,8 @@ class SplitArray(NDArrayOperatorsMixin):
         ``transposed``: the key of the same value in an array whose 2-D transpose this one is (as
         the GPU engines' parts of one side of a product are the other side's parts of the
         transpose); a ``T`` view keeps it there, shared with its base."""
-        if transposed is not None and self._base is not None and _transposes(self._value, self._base._value):
-            return self._base._cached(transposed, make)
+        if transposed is not None and self._source is not None and _transposes(self._value, self._source[0]._value):
+            return self._source[0]._cached(transposed, make)
         version = self._storage.version
         hit = self._cache.get(key)
         if hit is not None and hit[0] == version:
@@ -186,7 +184,7 @@ class SplitArray(NDArrayOperatorsMixin):
         key = (d.name, None if d.scaling == "none" or axis is None else axis % self.ndim)
 
         def make():
-            if self._source is not None and d == self._dtype and key[1] is None \
+            if self._source is not None and d == self._dtype and d.scaling == "none" \
                     and self._source[2] == self._storage.version:
                 base, view, _ = self._source
                 parts = Parts(tuple(view(t) for t in base._parts(d, None).terms))
