@@ -620,9 +620,11 @@ def cached_split(x, d, *, stacked, transpose, pad, report, cache):
         words = cupy.zeros(1 + lines, np.uint32)            # the peak, then a flag per output row
         return splitter(x, d, transpose=transpose, pad=pad, report=(words, 0, 1)), words
 
-    other_side = None if stacked or x.shape[0] != 1 else \
-        ("gpu", d.name, stacked, not transpose, pad, (1, x.shape[2], x.shape[1]))
-    operand, words = cache(("gpu", d.name, stacked, transpose, pad, x.shape), make, other_side)
+    def key(side, shape):
+        return "gpu", d.name, stacked, side, pad, shape
+
+    other_side = None if stacked or x.shape[0] != 1 else key(not transpose, (1, x.shape[2], x.shape[1]))
+    operand, words = cache(key(transpose, x.shape), make, other_side)
     if report is not None:
         target, peak, first = report
         stream = cupy.cuda.get_current_stream().ptr
