@@ -130,7 +130,7 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
     k_block : int or None, keyword-only
         Longest run of k of hi*hi that the GPU engine accumulates in the tensor core before
         promoting; None: the longest of splitprec's GPU engines for this scheme
-        (``splitprec.dtype(dtype).gpu_k_block(k)``, which grows like sqrt(k): at k = 8192, 512 for
+        (``splitprec.linalg.gpu_k_block(dtype, k)``, which grows like sqrt(k): at k = 8192, 512 for
         tf32 parts and 1024 for bf16 and fp16).
     small_k_block : int or None, keyword-only
         The same for the chain shared by the small products (i + j > 0); None: all of k (the
@@ -186,7 +186,7 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
     big = np.matmul(parts_a[0], parts_b[0])
     small = sum((np.matmul(parts_a[p], parts_b[q]) for p, q in d.products if p + q), np.zeros_like(big))
     magnitude = big + small
-    g_big, g_small, absolute = _accumulation(d, k, engine, k_block or d.gpu_k_block(k),
+    g_big, g_small, absolute = _accumulation(d, k, engine, k_block or splitprec.linalg.gpu_k_block(d, k),
                                              max(k, 1) if small_k_block is None else small_k_block)
     g = max(g_big, g_small)
     sigma = scale_a * scale_b

@@ -23,7 +23,8 @@ import cupy
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import splitprec as sp  # noqa: E402
 from accuracy import fft_bound  # noqa: E402
-from splitprec import _fft_engine  # noqa: E402
+from splitprec.engines.cuda import fft as cuda_fft  # noqa: E402
+from splitprec.engines import plan as fft_plan  # noqa: E402
 from splitprec.dtypes import cheapest  # noqa: E402
 from gemm import header, time_ms  # noqa: E402
 
@@ -45,7 +46,7 @@ def check_accuracy():
         for name in SCHEMES:
             bound = fft_bound(x, name, engine="gpu")
             for kernel in (True, False):
-                y = _fft_engine.forward(cupy.asarray(x), sp.dtype(name), kernel=kernel).get()
+                y = cuda_fft.forward(cupy.asarray(x), sp.dtype(name), kernel=kernel).get()
                 ratio = np.linalg.norm(y - ref, axis=-1) / np.linalg.norm(ref, axis=-1) / bound
                 over += int((ratio > 1).sum())
                 print(f"accuracy n={n} {name} kernel={kernel}: max error/bound {ratio.max():.3g}", flush=True)
@@ -87,7 +88,7 @@ def case_key(r):
 
 def fused(n, d):
     """True when the GPU runs length ``n`` in scheme ``d`` by the fused kernel (one launch per step)."""
-    return _fft_engine.runs_fused(_fft_engine.plan(n, d, "gpu"))
+    return cuda_fft.runs_fused(fft_plan.plan(n, d, "gpu"))
 
 
 def c2c_case(n, reps, passes):
@@ -104,13 +105,13 @@ def c2c_case(n, reps, passes):
         engines = [("passes", False)]
         if fused(n, d):
             engines = [("fused", True)] + ([("passes", False)] if passes else [])
-        elif _fft_engine.factorize(n) is None:
+        elif fft_plan.factorize(n) is None:
             engines = [("bluestein", True)]
         for engine, kernel in engines:     # the public call where it runs the kernel
             if kernel:
                 run = lambda: sp.fft.fft(x, dtype=name)   # noqa: E731
             else:
-                run = lambda: _fft_engine.forward(x, d, kernel=False)   # noqa: E731
+                run = lambda: cuda_fft.forward(x, d, kernel=False)   # noqa: E731
             rows.append(record("fft", name, engine, n, batch, run, reps, nbytes, rel_error(run(), ref)))
     return rows
 
@@ -181,7 +182,7 @@ def main(argv=None):
         print(table(json.loads(pathlib.Path(args.table).read_text())["results"]))
         return 0
     if args.no_fused:
-        _fft_engine.kernel_supported = lambda n, d: False
+        cuda_fft.kernel_supported = lambda n, d: False
     over = check_accuracy()
     head, results = header(), []
     ops = args.ops.split(",")

@@ -28,15 +28,18 @@ import cupy  # noqa: E402
 import splitprec as sp  # noqa: E402
 from accuracy.bounds import gemm_bound  # noqa: E402
 from accuracy.reference import exact_matmul  # noqa: E402
-from splitprec import _gpu  # noqa: E402
+from splitprec.engines.cuda import gemm as cuda_gemm  # noqa: E402
+from splitprec.engines.cuda import gemm_sm80  # noqa: E402
+from splitprec.engines.cuda import gemm_sm90  # noqa: E402
+from splitprec.engines.cuda import launch  # noqa: E402
 
 SCHEMES = sp.dtypes("float32")
 CASES = [(2048, 2048, 2048, 1), (4096, 4096, 4096, 1), (8192, 8192, 8192, 1), (16384, 16384, 16384, 1),
          (8192, 8192, 1024, 1), (128, 8192, 8192, 1), (64, 64, 64, 4096)]
 TARGET_CASE = (8192, 8192, 8192, 1)
 QUICK_CASES = [(2048, 2048, 2048, 1), (8192, 8192, 8192, 1), (64, 64, 64, 4096)]
-CANDIDATE_TILES = [_gpu.Tile(4, 2, 4, 2), _gpu.Tile(4, 2, 4, 3), _gpu.Tile(2, 4, 2, 2), _gpu.Tile(2, 4, 2, 3),
-                   _gpu.Tile(4, 2, 2, 3), _gpu.Tile(2, 2, 4, 4)]
+CANDIDATE_TILES = [gemm_sm80.Tile(4, 2, 4, 2), gemm_sm80.Tile(4, 2, 4, 3), gemm_sm80.Tile(2, 4, 2, 2), gemm_sm80.Tile(2, 4, 2, 3),
+                   gemm_sm80.Tile(4, 2, 2, 3), gemm_sm80.Tile(2, 2, 4, 4)]
 XLA_PRESETS = {"tf32x3": "TF32_TF32_F32_X3", "bf16x3": "BF16_BF16_F32_X3", "bf16x6": "BF16_BF16_F32_X6",
                "bf16x9": "BF16_BF16_F32_X9", "tf32": "TF32_TF32_F32", "bf16": "BF16_BF16_F32"}
 OTHER_ENGINES_MAX_WORK = 2 * 8192 ** 3   # sm90 and cublas rows are skipped on larger cases
@@ -51,7 +54,7 @@ def check_accuracy():
     for name in SCHEMES:
         bound = gemm_bound(a, b, name, engine="gpu")
         for engine in ("sm90", "sm80", "cublas"):
-            c = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype(name), engine=engine))
+            c = cupy.asnumpy(cuda_gemm.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype(name), engine=engine))
             ratio = float((np.abs(c - exact) / bound).max())
             assert ratio <= 1, f"{name} ({engine}) exceeds its GPU bound: max error/bound = {ratio!r}"
             print(f"accuracy ok: {name:7s} {engine:9s} max error/bound {ratio:.3g}", flush=True)
@@ -155,8 +158,8 @@ def best_tiles(reps):
     a, b = (cupy.random.standard_normal((8192, 8192), dtype=np.float32) for _ in range(2))
     chosen = {}
     for name in SCHEMES:
-        times = {t: time_ms(lambda: _gpu.matmul(a, b, sp.dtype(name), engine="sm80", tile=t), reps)
-                 for t in CANDIDATE_TILES if _gpu.fits(sp.dtype(name), t)}
+        times = {t: time_ms(lambda: cuda_gemm.matmul(a, b, sp.dtype(name), engine="sm80", tile=t), reps)
+                 for t in CANDIDATE_TILES if gemm_sm80.fits(sp.dtype(name), t)}
         chosen[name] = min(times, key=times.get)
         print(f"tiles {name}: " + ", ".join(f"{t.mt}/{t.warps_m}x{t.warps_n}x{t.stages} {ms:.2f} ms"
                                             for t, ms in times.items()), flush=True)
@@ -175,11 +178,11 @@ def run_case(m, n, k, batch, reps, tiles, with_xla, rounds=1):
     rows = anchors(a, b, ref, reps)
     for name in SCHEMES:
         d = sp.dtype(name)
-        _gpu.TILES[name] = tiles.get(name, _gpu.DEFAULT_TILE)
+        cuda_gemm.TILES[name] = tiles.get(name, cuda_gemm.DEFAULT_TILE)
         public = lambda d=d: sp.matmul(a, b, dtype=d)   # noqa: E731
         rows.append((name, lambda run=public: time_ms(run, reps), rel_error(public(), ref)))
         for engine in ("sm90", "sm80", "cublas") if flops <= OTHER_ENGINES_MAX_WORK else ():
-            other = lambda d=d, engine=engine: _gpu.matmul(a, b, d, engine=engine)   # noqa: E731
+            other = lambda d=d, engine=engine: cuda_gemm.matmul(a, b, d, engine=engine)   # noqa: E731
             rows.append((f"{name}_{engine}", lambda run=other: time_ms(run, reps), rel_error(other(), ref)))
     if with_xla and batch == 1 and m == n == k and m in (4096, 8192):
         rows += xla_anchors(a, b, ref, reps, [s for s in SCHEMES if s in XLA_PRESETS])
@@ -205,17 +208,16 @@ def run_case(m, n, k, batch, reps, tiles, with_xla, rounds=1):
 def write_cubins(directory):
     """Compile each scheme's GEMM instantiations (wgmma and mma.sync) to cubins, for cuobjdump."""
     from cuda.bindings import nvrtc
-    from splitprec import _launch
     capability = cupy.cuda.Device().compute_capability
     for name in SCHEMES:
         d = sp.dtype(name)
-        kernels = [(_gpu.GEMM_FILE, _gpu.gemm_expression(d, _gpu.TILES.get(name, _gpu.DEFAULT_TILE)))]
+        kernels = [(gemm_sm80.GEMM_FILE, gemm_sm80.gemm_expression(d, cuda_gemm.TILES.get(name, cuda_gemm.DEFAULT_TILE)))]
         if capability == "90":
-            kernels.append((_gpu.GEMM90_FILE, _gpu.gemm90_expression(d)))
+            kernels.append((gemm_sm90.GEMM90_FILE, gemm_sm90.gemm90_expression(d)))
         for filename, expression in kernels:
-            _, prog = nvrtc.nvrtcCreateProgram(_launch.source(filename).encode(), b"gemm.cu", 0, [], [])
+            _, prog = nvrtc.nvrtcCreateProgram(launch.source(filename).encode(), b"gemm.cu", 0, [], [])
             nvrtc.nvrtcAddNameExpression(prog, expression.encode())
-            options = [_launch.arch_option(capability).encode(), *(o.encode() for o in _launch.OPTIONS)]
+            options = [launch.arch_option(capability).encode(), *(o.encode() for o in launch.OPTIONS)]
             assert nvrtc.nvrtcCompileProgram(prog, len(options), options)[0] == nvrtc.nvrtcResult.NVRTC_SUCCESS
             _, size = nvrtc.nvrtcGetCUBINSize(prog)
             cubin = b" " * size
@@ -256,7 +258,7 @@ def main(argv=None):
     parser.add_argument("--cubins", help="also write each scheme's GEMM cubin into this directory")
     args = parser.parse_args(argv)
     check_accuracy()
-    tiles = best_tiles(args.reps) if args.sweep else dict(_gpu.TILES)
+    tiles = best_tiles(args.reps) if args.sweep else dict(cuda_gemm.TILES)
     head = header()
     results = []
     for case in (QUICK_CASES if args.quick else CASES):

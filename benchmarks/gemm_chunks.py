@@ -2,14 +2,15 @@
 
 ``PYTHONPATH=. python3 benchmarks/gemm_chunks.py [--n 8192]`` prints, per scheme and chunk, TFLOP/s
 (``2*n**3 / t``, split included), the ratio to cuBLAS SGEMM timed in the same run, and the normwise
-error against a float64 product. It chooses ``splitprec._gpu._CHUNK_PER_SQRT_K``.
+error against a float64 product. It chooses ``chunk.per_sqrt_k`` in ``splitprec/engines/cuda/tuning.json``.
 """
 import argparse
 
 import cupy
 
 import splitprec as sp
-from splitprec import _gpu
+from splitprec.engines.cuda import gemm as cuda_gemm
+from splitprec.engines.cuda import gemm_cublas
 
 from gemm import rel_error, time_ms
 
@@ -31,7 +32,7 @@ def main():
         d = sp.dtype(name)
         for chunk in map(int, args.chunks.split(",")):
             def run():
-                return _gpu.matmul(a, b, d, engine="cublas", chunk=chunk)
+                return cuda_gemm.matmul(a, b, d, engine="cublas", chunk=chunk)
             result = run()
             ms = time_ms(run, 10)
             tflops = flops / ms / 1e9

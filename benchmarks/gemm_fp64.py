@@ -19,7 +19,7 @@ import cupy
 
 import splitprec as sp
 from accuracy import exact_matmul, gemm_bound
-from splitprec import _ozaki_gpu
+from splitprec.engines.cuda import ozaki as cuda_ozaki
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from gemm import header, time_ms  # noqa: E402
@@ -57,14 +57,14 @@ def stages(a, b, d, reps):
     words = cupy.zeros(1 + max(a.shape[0], b.shape[1]), np.uint32)    # the NaN/inf flag, then row flags
     batch = 1
     bits_a, bits_b = d.bits
-    res_a = lambda: _ozaki_gpu._residues(a[None], d, bits_a, (words, 0, 1))                      # noqa: E731
-    res_b = lambda: _ozaki_gpu._residues(cupy.ascontiguousarray(b.T)[None], d, bits_b, (words, 0, 1))  # noqa: E731
+    res_a = lambda: cuda_ozaki._residues(a[None], d, bits_a, (words, 0, 1))                      # noqa: E731
+    res_b = lambda: cuda_ozaki._residues(cupy.ascontiguousarray(b.T)[None], d, bits_b, (words, 0, 1))  # noqa: E731
     (pa, ea), (pb, eb) = res_a(), res_b()
-    prod = _ozaki_gpu._products(pa, pb, batch, d)
+    prod = cuda_ozaki._products(pa, pb, batch, d)
     return {"residues_a": time_ms(res_a, reps), "residues_b": time_ms(res_b, reps),
-            "int8_gemms": time_ms(lambda: _ozaki_gpu._products(pa, pb, batch, d, batched=True), reps),
-            "int8_gemms_each": time_ms(lambda: _ozaki_gpu._products(pa, pb, batch, d, batched=False), reps),
-            "crt": time_ms(lambda: _ozaki_gpu._crt(prod, ea, eb, batch, b.shape[1], d), reps)}
+            "int8_gemms": time_ms(lambda: cuda_ozaki._products(pa, pb, batch, d, batched=True), reps),
+            "int8_gemms_each": time_ms(lambda: cuda_ozaki._products(pa, pb, batch, d, batched=False), reps),
+            "crt": time_ms(lambda: cuda_ozaki._crt(prod, ea, eb, batch, b.shape[1], d), reps)}
 
 
 def run_size(n, schemes, reps):
@@ -91,12 +91,12 @@ def run_size(n, schemes, reps):
 
 def strided_batch_row(a, b, name, flops, dgemm, reps):
     """The same scheme with its GEMMs as one strided batch instead of one cublasGemmEx per modulus."""
-    default, _ozaki_gpu.BATCHED_GEMMS = _ozaki_gpu.BATCHED_GEMMS, True
+    default, cuda_ozaki.BATCHED_GEMMS = cuda_ozaki.BATCHED_GEMMS, True
     try:
         ms = time_ms(lambda: sp.matmul(a, b, dtype=name), reps)
         diff = float(cupy.linalg.norm(sp.matmul(a, b, dtype=name) - dgemm) / cupy.linalg.norm(dgemm))
     finally:
-        _ozaki_gpu.BATCHED_GEMMS = default
+        cuda_ozaki.BATCHED_GEMMS = default
     n = a.shape[0]
     print(f"n={n} {name} (strided batch): {flops / ms / 1e9:.1f} TFLOP/s", flush=True)
     return {"op": "gemm", "name": f"{name}_strided_batch", "m": n, "n": n, "k": n, "batch": 1,

@@ -17,55 +17,58 @@ import cupy
 import numpy as np
 
 import splitprec as sp
-from splitprec import _gpu
+from splitprec.engines.cuda import gemm as cuda_gemm
+from splitprec.engines.cuda import split as cuda_split
+from splitprec.engines.cuda import gemm_cublas
+from splitprec.engines.cuda import gemm_sm90
 from benchmarks.gemm import cublas_gemm_ex, time_ms, to_bf16_bits
 
 
 def cublas_stages(a, b, d, reps):
     """Milliseconds of each stage of the cuBLAS engine on (1, n, n) operands."""
-    pad = _gpu.padded_k(a.shape[-1], d)
-    pa = _gpu.split_stacked(a, d, transpose=False, pad=pad)
-    pb = _gpu.split_stacked(b, d, transpose=True, pad=pad)
+    pad = cuda_split.padded_k(a.shape[-1], d)
+    pa = cuda_split.split_stacked(a, d, transpose=False, pad=pad)
+    pb = cuda_split.split_stacked(b, d, transpose=True, pad=pad)
     c = cupy.empty((1, a.shape[1], b.shape[1]), np.float32)
     kp = pad
     handle = cupy.cuda.device.get_cublas_handle()
-    stages = {"split A": lambda: _gpu.split_stacked(a, d, transpose=False, pad=pad),
-              "split B": lambda: _gpu.split_stacked(b, d, transpose=True, pad=pad)}
-    for s, first, count in _gpu._diagonals(d):
-        stages[f"i+j={s} (k={count * kp})"] = lambda s=s, first=first, count=count: _gpu._cublas_gemm(
+    stages = {"split A": lambda: cuda_split.split_stacked(a, d, transpose=False, pad=pad),
+              "split B": lambda: cuda_split.split_stacked(b, d, transpose=True, pad=pad)}
+    for s, first, count in gemm_cublas._diagonals(d):
+        stages[f"i+j={s} (k={count * kp})"] = lambda s=s, first=first, count=count: gemm_cublas._cublas_gemm(
             handle, c, pa, pb, d, a_col=first * kp, b_col=(d.terms - 1 - s + first) * kp, k=count * kp, alpha=1.0, beta=1.0)
-    chunk = _gpu.cublas_chunk(d, a.shape[-1])
+    chunk = gemm_cublas.cublas_chunk(d, a.shape[-1])
 
     def hi():
         for k0 in range(0, kp, chunk):
-            _gpu._cublas_gemm(handle, c, pa, pb, d, a_col=k0, b_col=(d.terms - 1) * kp + k0, k=min(chunk, kp - k0),
+            gemm_cublas._cublas_gemm(handle, c, pa, pb, d, a_col=k0, b_col=(d.terms - 1) * kp + k0, k=min(chunk, kp - k0),
                               alpha=1.0, beta=1.0)
     stages[f"hi*hi ({-(-kp // chunk)} x k={chunk})"] = hi
     if pa.exponent is not None:
-        stages["unscale"] = lambda: _gpu._unscale(c, pa, pb)
+        stages["unscale"] = lambda: cuda_split.unscale(c, pa, pb)
     return {name: time_ms(fn, reps) for name, fn in stages.items()}
 
 
 def split_rates(a, b, d, reps):
     """Milliseconds and GB/s (bytes read and written, the pow2 exponent pass's read included) of the
     split of A and of B on (1, n, n) operands, as the kernel engines lay them out."""
-    pad = _gpu.padded_k(a.shape[-1], d)
+    pad = cuda_split.padded_k(a.shape[-1], d)
     rates = {}
     for name, x, transpose in (("A", a, False), ("B", b, True)):
-        op = _gpu.split_operand(x, d, transpose=transpose, pad=pad)
+        op = cuda_split.split_operand(x, d, transpose=transpose, pad=pad)
         moved = x.nbytes * (1 if op.exponent is None else 2) + op.parts.nbytes
-        ms = time_ms(lambda: _gpu.split_operand(x, d, transpose=transpose, pad=pad), reps)
+        ms = time_ms(lambda: cuda_split.split_operand(x, d, transpose=transpose, pad=pad), reps)
         rates[name] = (ms, moved / ms / 1e6)
     return rates
 
 
 def sm90_kernel_ms(a, b, d, reps):
     """Milliseconds of ``gemm_split_sm90`` alone on (1, n, n) operands split beforehand."""
-    pad = _gpu.padded_k(a.shape[-1], d)
-    pa = _gpu.split_operand(a, d, transpose=False, pad=pad)
-    pb = _gpu.split_operand(b, d, transpose=True, pad=pad)
+    pad = cuda_split.padded_k(a.shape[-1], d)
+    pa = cuda_split.split_operand(a, d, transpose=False, pad=pad)
+    pb = cuda_split.split_operand(b, d, transpose=True, pad=pad)
     c = cupy.empty((1, a.shape[1], b.shape[2]), np.float32)
-    return time_ms(lambda: _gpu._gemm_sm90(pa, pb, c, d, _gpu.cublas_chunk(d, a.shape[-1])), reps)
+    return time_ms(lambda: gemm_sm90.gemm_sm90(pa, pb, c, d, gemm_cublas.cublas_chunk(d, a.shape[-1])), reps)
 
 
 class _GpuState:
@@ -100,23 +103,23 @@ def limits(n, reps):
     the kernels."""
     a, b = (cupy.random.standard_normal((1, n, n), dtype=np.float32) for _ in range(2))
     d, one = sp.dtype("fp16x3"), sp.dtype("bf16")
-    pad = _gpu.padded_k(n, d)
-    pa, pb = _gpu.split_operand(a, d, transpose=False, pad=pad), _gpu.split_operand(b, d, transpose=True, pad=pad)
-    pad1 = _gpu.padded_k(n, one)
-    pa1 = _gpu.split_operand(a, one, transpose=False, pad=pad1)
-    pb1 = _gpu.split_operand(b, one, transpose=True, pad=pad1)
+    pad = cuda_split.padded_k(n, d)
+    pa, pb = cuda_split.split_operand(a, d, transpose=False, pad=pad), cuda_split.split_operand(b, d, transpose=True, pad=pad)
+    pad1 = cuda_split.padded_k(n, one)
+    pa1 = cuda_split.split_operand(a, one, transpose=False, pad=pad1)
+    pb1 = cuda_split.split_operand(b, one, transpose=True, pad=pad1)
     c = cupy.empty((1, n, n), np.float32)
-    chunk = _gpu.cublas_chunk(d, n)
+    chunk = gemm_cublas.cublas_chunk(d, n)
     hi_only = dataclasses.replace(d, products=((0, 0),))
     two = dataclasses.replace(d, products=((0, 1), (0, 0)))
     a16, b16 = a[0].astype(np.float16).view(np.uint16), b[0].astype(np.float16).view(np.uint16)
     a3, b3 = cupy.concatenate([a16] * 3, axis=1), cupy.concatenate([b16] * 3, axis=0)
     cases = {  # name: (run, narrow products)
-        "sm90 fp16x3": (lambda: _gpu._gemm_sm90(pa, pb, c, d, chunk), 3),
-        "sm90 fp16x3, no promotion": (lambda: _gpu._gemm_sm90(pa, pb, c, d, n), 3),
-        "sm90 fp16x3 loads, hi*hi only": (lambda: _gpu._gemm_sm90(pa, pb, c, hi_only, chunk), 1),
-        "sm90 fp16x3 loads, 2 products": (lambda: _gpu._gemm_sm90(pa, pb, c, two, chunk), 2),
-        "sm90 bf16 (one part)": (lambda: _gpu._gemm_sm90(pa1, pb1, c, one, n), 1),
+        "sm90 fp16x3": (lambda: gemm_sm90.gemm_sm90(pa, pb, c, d, chunk), 3),
+        "sm90 fp16x3, no promotion": (lambda: gemm_sm90.gemm_sm90(pa, pb, c, d, n), 3),
+        "sm90 fp16x3 loads, hi*hi only": (lambda: gemm_sm90.gemm_sm90(pa, pb, c, hi_only, chunk), 1),
+        "sm90 fp16x3 loads, 2 products": (lambda: gemm_sm90.gemm_sm90(pa, pb, c, two, chunk), 2),
+        "sm90 bf16 (one part)": (lambda: gemm_sm90.gemm_sm90(pa1, pb1, c, one, n), 1),
         "cuBLAS fp16, float32 out, K=3n": (lambda: cublas_gemm_ex(a3, b3, 2, 68), 3),
         "cuBLAS fp16, float32 out, K=n": (lambda: cublas_gemm_ex(a16, b16, 2, 68), 1),
     }
@@ -178,7 +181,7 @@ def ceilings(n, reps):
         products = len(d.products)
         split_ms = sum(ms for ms, _ in split_rates(a[None], b[None], d, reps).values())
         needed = flops * products / (flops / (ratio * sgemm * 1e9) - split_ms) / 1e9
-        code, compute = _gpu._CUDA_TYPE[d.base], _gpu._CUBLAS_COMPUTE[d.base]   # the cuBLAS engine's types
+        code, compute = gemm_cublas.CUDA_TYPE[d.base], gemm_cublas.CUBLAS_COMPUTE[d.base]   # the cuBLAS engine's types
         wide_a = cupy.concatenate([_narrow(a, d.base)] * products, axis=1)
         wide_b = cupy.concatenate([_narrow(b, d.base)] * products, axis=0)
         vendor, vendor_samples = sustained(lambda: cublas_gemm_ex(wide_a, wide_b, code, compute), flops * products)
@@ -206,22 +209,22 @@ def main():
         return
     a, b = (cupy.random.standard_normal((args.n, args.n), dtype=np.float32) for _ in range(2))
     if args.one:
-        _gpu.matmul(a, b, sp.dtype(args.one), engine="sm90")
+        cuda_gemm.matmul(a, b, sp.dtype(args.one), engine="sm90")
         cupy.cuda.Device().synchronize()
         return
     flops = 2.0 * args.n ** 3
-    print(f"pow2 exponents of A {time_ms(lambda: _gpu._pow2_exponents(a[None], sp.dtype('fp16x3').format, -1), args.reps):.3f}"
-          f" / of B {time_ms(lambda: _gpu._pow2_exponents(b[None], sp.dtype('fp16x3').format, -2), args.reps):.3f} ms")
+    print(f"pow2 exponents of A {time_ms(lambda: cuda_split._pow2_exponents(a[None], sp.dtype('fp16x3').format, -1), args.reps):.3f}"
+          f" / of B {time_ms(lambda: cuda_split._pow2_exponents(b[None], sp.dtype('fp16x3').format, -2), args.reps):.3f} ms")
     print(f"n={args.n}: TFLOP/s (2n^3/t) per engine; cuBLAS engine stages (ms); public - engine (ms)")
     for name in sp.dtypes("float32"):
         d = sp.dtype(name)
-        times = {e: time_ms(lambda e=e: _gpu.matmul(a, b, d, engine=e), args.reps) for e in ("sm90", "cublas")}
+        times = {e: time_ms(lambda e=e: cuda_gemm.matmul(a, b, d, engine=e), args.reps) for e in ("sm90", "cublas")}
         kernel = sm90_kernel_ms(a[None], b[None], d, args.reps)
         public = time_ms(lambda: sp.matmul(a, b, dtype=d), args.reps)
         stages = cublas_stages(a[None], b[None], d, args.reps)
         splits = split_rates(a[None], b[None], d, args.reps)
         print(f"{name:7s} " + "  ".join(f"{e} {flops / t / 1e9:6.1f}" for e, t in times.items())
-              + f"  public - engine(auto) {public - times[_gpu.auto_engine(d, args.n, args.n, args.n, 1)]:5.2f} ms"
+              + f"  public - engine(auto) {public - times[cuda_gemm.auto_engine(d, args.n, args.n, args.n, 1)]:5.2f} ms"
               + f"\n        sm90 kernel alone {kernel:.3f} ms: {flops * len(d.products) / kernel / 1e9:.1f} narrow TFLOP/s"
               + "\n        split " + ", ".join(f"{x} {ms:.3f} ms ({gbs:.0f} GB/s)" for x, (ms, gbs) in splits.items())
               + "\n        " + ", ".join(f"{s} {t:.3f}" for s, t in stages.items()), flush=True)

@@ -8,35 +8,39 @@ import cupy
 import numpy as np
 
 import splitprec as sp
-from splitprec import _gpu
+from splitprec.engines.cuda import gemm as cuda_gemm
+from splitprec.engines.cuda import split as cuda_split
+from splitprec.engines.cuda import gemm_cublas
+from splitprec.engines.cuda import gemm_sm80
+from splitprec.engines.cuda import gemm_sm90
 from benchmarks.gemm import time_ms
 
 CASES = [(64, 64, 64, 4096), (2048, 2048, 2048, 1), (128, 8192, 8192, 1)]
-SMALLER_TILES = [_gpu.Tile(2, 2, 2, 2), _gpu.Tile(2, 2, 4, 2)]
+SMALLER_TILES = [gemm_sm80.Tile(2, 2, 2, 2), gemm_sm80.Tile(2, 2, 4, 2)]
 
 
 def stages(a, b, d, reps=10):
     """{stage: ms} of one scheme on (batch, m, k) and (batch, k, n) operands."""
     k = a.shape[-1]
-    pad, chunk = _gpu.padded_k(k, d), _gpu.cublas_chunk(d, k)
+    pad, chunk = cuda_split.padded_k(k, d), gemm_cublas.cublas_chunk(d, k)
     row = {}
-    if d.scaling == "pow2" and k > _gpu._SPLIT_TILE:
-        row["expA"] = time_ms(lambda: _gpu._pow2_exponents(a, d.format, -1), reps)
-        row["expB"] = time_ms(lambda: _gpu._pow2_exponents(b, d.format, -2), reps)
-    row["splitA"] = time_ms(lambda: _gpu.split_operand(a, d, transpose=False, pad=pad), reps)
-    row["splitB"] = time_ms(lambda: _gpu.split_operand(b, d, transpose=True, pad=pad), reps)
-    row["stackA"] = time_ms(lambda: _gpu.split_stacked(a, d, transpose=False, pad=pad), reps)
-    pa, pb = _gpu.split_operand(a, d, transpose=False, pad=pad), _gpu.split_operand(b, d, transpose=True, pad=pad)
+    if d.scaling == "pow2" and k > cuda_split.SPLIT_TILE:
+        row["expA"] = time_ms(lambda: cuda_split._pow2_exponents(a, d.format, -1), reps)
+        row["expB"] = time_ms(lambda: cuda_split._pow2_exponents(b, d.format, -2), reps)
+    row["splitA"] = time_ms(lambda: cuda_split.split_operand(a, d, transpose=False, pad=pad), reps)
+    row["splitB"] = time_ms(lambda: cuda_split.split_operand(b, d, transpose=True, pad=pad), reps)
+    row["stackA"] = time_ms(lambda: cuda_split.split_stacked(a, d, transpose=False, pad=pad), reps)
+    pa, pb = cuda_split.split_operand(a, d, transpose=False, pad=pad), cuda_split.split_operand(b, d, transpose=True, pad=pad)
     c = cupy.empty((a.shape[0], a.shape[1], b.shape[2]), np.float32)
-    row["sm90"] = time_ms(lambda: _gpu._gemm_sm90(pa, pb, c, d, chunk), reps)
-    for t in [_gpu.TILES.get(d.name, _gpu.DEFAULT_TILE)] + SMALLER_TILES:
-        if _gpu.fits(d, t):
+    row["sm90"] = time_ms(lambda: gemm_sm90.gemm_sm90(pa, pb, c, d, chunk), reps)
+    for t in [cuda_gemm.TILES.get(d.name, cuda_gemm.DEFAULT_TILE)] + SMALLER_TILES:
+        if gemm_sm80.fits(d, t):
             label = f"sm80 {t.mt}/{t.warps_m}x{t.warps_n}x{t.stages}"
-            row[label] = time_ms(lambda t=t: _gpu._gemm_sm80(pa, pb, c, d, t), reps)
-    sa, sb = _gpu.split_stacked(a, d, transpose=False, pad=pad), _gpu.split_stacked(b, d, transpose=True, pad=pad)
-    row["cublas products"] = time_ms(lambda: _gpu._gemm_cublas(sa, sb, c, d, chunk), reps)
+            row[label] = time_ms(lambda t=t: gemm_sm80.gemm_sm80(pa, pb, c, d, t), reps)
+    sa, sb = cuda_split.split_stacked(a, d, transpose=False, pad=pad), cuda_split.split_stacked(b, d, transpose=True, pad=pad)
+    row["cublas products"] = time_ms(lambda: gemm_cublas.gemm_cublas(sa, sb, c, d, chunk), reps)
     for engine in ("sm90", "sm80", "cublas"):
-        row[f"engine {engine}"] = time_ms(lambda e=engine: _gpu.matmul(a, b, d, engine=e), reps)
+        row[f"engine {engine}"] = time_ms(lambda e=engine: cuda_gemm.matmul(a, b, d, engine=e), reps)
     row["public"] = time_ms(lambda: sp.matmul(a, b, dtype=d), reps)
     return row
 

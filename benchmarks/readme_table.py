@@ -15,7 +15,7 @@ import re
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-from splitprec import _fft_engine  # noqa: E402
+from splitprec.engines import plan as fft_plan  # noqa: E402
 
 RESULTS = pathlib.Path(__file__).parent / "results"
 FFT_SCHEMES = ("bf16x6", "tf32x3", "fp16x3")
@@ -65,9 +65,9 @@ def _fft_label(r):
     if r["op"] == "fftconvolve":
         return f"fftconvolve, {r['taps']} taps, {r['filters']} filter(s) (x cupyx)"
     n = r["n"] // 2 if r["op"] == "rfft" and r["n"] % 2 == 0 else r["n"]
-    if _fft_engine.factorize(n) is None:
+    if fft_plan.factorize(n) is None:
         return f"{r['op']} (Bluestein)"
-    steps = _fft_engine.launches(n)
+    steps = fft_plan.launches(n)
     return r["op"] + (f" ({steps} launches)" if steps > 1 else "")
 
 

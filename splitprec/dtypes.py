@@ -79,14 +79,6 @@ class SplitDType:
         """Narrow-GEMM work relative to one bf16 GEMM (tf32 runs at half the bf16 rate)."""
         return len(self.products) * (2 if self.base == "tf32" else 1)
 
-    def gpu_k_block(self, k):
-        """The longest run of k over which splitprec's GPU engines accumulate hi*hi in the tensor
-        core (which truncates) before a round-to-nearest float32 promotion, for products of inner
-        dimension ``k``: the ``k_block`` of ``accuracy.gemm_bound(..., engine="gpu")``. It grows like
-        sqrt(k) (1024 for bf16 parts at k = 8192); all of k for one-part schemes."""
-        from ._gpu import cublas_chunk
-        return cublas_chunk(self, k)
-
     @property
     def fp32_class(self):
         """True when the componentwise bound is within 16 fp32 unit roundoffs per product."""

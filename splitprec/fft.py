@@ -23,7 +23,7 @@ Shared parameters, as in numpy.fft:
 Inputs are float32 or complex64 arrays (float16 is widened exactly); float64, complex128, integer and
 bool inputs raise TypeError rather than being rounded silently (convert with ``.astype``). ``rfft``
 rejects complex input (numpy 2 does too). numpy arrays run on the CPU engine, cupy arrays on the GPU,
-with the same arithmetic (:mod:`splitprec._fft_engine` documents it: Stockham passes of radix 16, 8,
+with the same arithmetic (:mod:`splitprec.engines.reference.fft` documents it: Stockham passes of radix 16, 8,
 4, 2, 9, 7, 5, 3, each pass one split-precision product by the real ``2r x 2r`` DFT block; twiddles in
 float64 rounded to complex64; lengths from 4097 to 2**24 in two steps of at most 4096 where they split;
 Bluestein for other prime factors). ``rfft`` and ``irfft`` of even ``n`` run one complex transform
@@ -37,12 +37,7 @@ Finite inputs whose transform overflows float32 give ±inf/NaN as float32 arithm
 
 Accuracy: ``accuracy.fft_bound(x, dtype)`` (docs/bounds.md), checked by
 ``tests/test_fft.py::test_fft_error_within_bound``; the fp32-class schemes stay within 2x a float32
-FFT's error (scipy.fft's single-precision pocketfft on the CPU, cuFFT on the GPU):
-``tests/test_fft.py::test_fft_error_within_twice_float32_fft`` and
-``::test_gpu_fft_error_within_bound_and_twice_cufft`` (tf32x3 through Bluestein at N = 4095: 1.7x
-cuFFT's error with the fused kernel, 2.5x on the ``kernel=False`` passes engine; docs/kernels.md).
-numpy's complex64 FFT is no float32 anchor: it computes in float64 and rounds once (2.5e-8 at
-every N).
+FFT's error (scipy.fft's single-precision pocketfft on the CPU, cuFFT on the GPU; docs/kernels.md).
 """
 import functools
 import math
@@ -50,7 +45,9 @@ import operator
 
 import numpy as np
 
-from . import _fft_engine
+from .engines import plan as fft_plan
+from .engines.cuda import fft as cuda_fft
+from .engines.reference import fft as reference_fft
 from ._backend import is_cupy, namespace
 from .dtypes import cheapest, dtype as get_dtype
 
@@ -130,14 +127,20 @@ def _nan_where(bad, y, xp):
     return xp.where(bad, y.dtype.type(complex(np.nan, np.nan) if y.dtype.kind == "c" else np.nan), y)
 
 
+def _engine(xp):
+    """The FFT engine of arrays of module ``xp``: the reference engine for numpy, CUDA for cupy."""
+    return reference_fft if xp is np else cuda_fft
+
+
 def _line(x, n, *, kind, inverse, d, nonfinite=None):
     """The unscaled 1-D transform of the last axis of ``x`` (already resized); ``nonfinite``: as
-    :func:`splitprec._fft_engine.forward`."""
+    :func:`splitprec.engines.cuda.fft.forward`."""
+    engine = _engine(namespace(x))
     if kind == "c2r":
-        return _fft_engine.real_inverse(x, n, d, nonfinite)
+        return engine.real_inverse(x, n, d, nonfinite)
     if kind == "r2c":
-        return _fft_engine.real_forward(x, d, nonfinite)
-    return (_fft_engine.inverse if inverse else _fft_engine.forward)(x, d, nonfinite=nonfinite)
+        return engine.real_forward(x, d, nonfinite)
+    return (engine.inverse if inverse else engine.forward)(x, d, nonfinite=nonfinite)
 
 
 def _transform(x, n, axis, *, norm, inverse, kind, d):
@@ -153,7 +156,7 @@ def _transform(x, n, axis, *, norm, inverse, kind, d):
         x = xp.ascontiguousarray(x)
         flag = xp.zeros(1, np.uint32)
         y = _line(x, n, kind=kind, inverse=inverse, d=d, nonfinite=flag)
-        y = _fft_engine.nan_flagged_lines(x, y, flag)
+        y = cuda_fft.nan_flagged_lines(x, y, flag)
     else:
         bad = _nonfinite_lines(x, xp)
         any_bad = bool(bad.any())
@@ -290,9 +293,9 @@ def _conv_length(n, d, xp):
     two where the fused kernels run it, else the smallest length >= ``n`` with no prime factor above
     7 (no Bluestein pass)."""
     power = 1 << (n - 1).bit_length()
-    if xp is not np and 16 <= power <= _fft_engine.FOUR_STEP_MAX and _fft_engine.kernel_supported(16, d):
+    if xp is not np and 16 <= power <= fft_plan.FOUR_STEP_MAX and cuda_fft.kernel_supported(16, d):
         return power
-    while _fft_engine.factorize(n) is None:
+    while fft_plan.factorize(n) is None:
         n += 1
     return n
 
@@ -309,8 +312,8 @@ def _block_length(n_long, n_short):
         return None
     full, best = n_long + n_short - 1, None
     length = max(16, 1 << (2 * (n_short - 1) - 1).bit_length())
-    while length <= _fft_engine.FOUR_STEP_MAX and _fft_engine.launches(length) <= 2 and 2 * length <= full:
-        passes = len(_fft_engine.factorize(length)) + (1 if _fft_engine.launches(length) == 1 else 4.5)
+    while length <= fft_plan.FOUR_STEP_MAX and fft_plan.launches(length) <= 2 and 2 * length <= full:
+        passes = len(fft_plan.factorize(length)) + (1 if fft_plan.launches(length) == 1 else 4.5)
         work = passes * length / (length - n_short + 1)
         best = min(best or (work, length), (work, length))
         length *= 2
@@ -327,7 +330,7 @@ def _overlap_save(x, h, axis, length, start, keep, *, real, d):
     backwards (``DFT(DFT(z))[-j] = length * z[j]``), whose last ``step`` values are the linear one.
     Real inputs pack two blocks per complex line, as real and imaginary parts (``h`` is real, so
     their convolutions stay apart). One filter for every row, or one per row of ``x``, runs in the
-    fused kernel where it applies (:func:`splitprec._fft_engine.overlap_save`: the blocks are cut as
+    fused kernel where it applies (:func:`splitprec.engines.cuda.fft.overlap_save`: the blocks are cut as
     they load and placed as they store); otherwise array operations cut and place them. Rows (of
     the broadcast batch) with NaN or ±inf in ``x`` or ``h`` come out NaN, as from one transform of
     the whole length.
@@ -337,14 +340,14 @@ def _overlap_save(x, h, axis, length, start, keep, *, real, d):
     n_x, n_h = x.shape[-1], h.shape[-1]
     one_filter = all(n == 1 for n in h.shape[:-1])         # then x's batch is the batch
     per_row = not one_filter and h.shape[:-1] == x.shape[:-1]
-    if xp is not np and (one_filter or per_row) and _fft_engine.runs_blocks(_fft_engine.plan(length, d, "gpu")):
+    if xp is not np and (one_filter or per_row) and cuda_fft.runs_blocks(fft_plan.plan(length, d, "gpu"), d):
         rows = xp.ascontiguousarray(x).reshape(-1, n_x)
         flags = xp.zeros(rows.shape[0] + 1, np.uint32)         # the filter's, then one per row
         taps = h.reshape(-1, n_h)
-        spectrum = _fft_engine.padded_forward(taps, length, d, None if per_row else flags[:1], 1 / length,
-                                              flags[1:] if per_row else None)
-        out = _fft_engine.overlap_save(rows, spectrum if per_row else spectrum.reshape(length), n_h - 1, start,
-                                       keep, d, flags)
+        spectrum = cuda_fft.padded_forward(taps, length, d, None if per_row else flags[:1], 1 / length,
+                                          flags[1:] if per_row else None)
+        out = cuda_fft.overlap_save(rows, spectrum if per_row else spectrum.reshape(length), n_h - 1, start,
+                                    keep, d, flags)
         return xp.moveaxis(out.reshape(x.shape[:-1] + (keep,)), -1, axis)
     batch = np.broadcast_shapes(x.shape[:-1], h.shape[:-1])
     flag = xp.zeros(1, np.uint32) if xp is not np else None   # NaN or ±inf read from h or x
@@ -360,8 +363,8 @@ def _overlap_save(x, h, axis, length, start, keep, *, real, d):
 
 def _block_spectrum(h, length, d, nonfinite=None):
     """The DFT of length ``length`` of the taps ``h`` (last axis, zero-padded), divided by ``length``
-    (exact: a power of two); ``nonfinite``: as :func:`splitprec._fft_engine.forward`."""
-    spectrum = _fft_engine.padded_forward(h.reshape(-1, h.shape[-1]), length, d, nonfinite, scale=1 / length)
+    (exact: a power of two); ``nonfinite``: as :func:`splitprec.engines.cuda.fft.forward`."""
+    spectrum = _engine(namespace(h)).padded_forward(h.reshape(-1, h.shape[-1]), length, d, nonfinite, scale=1 / length)
     return spectrum.reshape(h.shape[:-1] + (length,))
 
 
@@ -369,6 +372,7 @@ def _overlap_save_arrays(x, spectrum, batch, n_h, end, *, real, d, flag, one_fil
     """The convolution's first ``end`` (or more) positions by :func:`_overlap_save`'s blocks, cut and
     placed by array operations (``x``'s convolved axis last, ``spectrum`` that of the filter)."""
     xp = namespace(x)
+    forward = _engine(xp).forward
     length = spectrum.shape[-1]
     step = length - (n_h - 1)
     blocks = -(-end // step)
@@ -383,12 +387,12 @@ def _overlap_save_arrays(x, spectrum, batch, n_h, end, *, real, d, flag, one_fil
     else:
         lines = xp.ascontiguousarray(cut)
     if one_filter:                                  # multiplied on store where the kernel runs
-        y = _fft_engine.forward(lines.reshape(-1, length), d, nonfinite=flag, times=spectrum.reshape(length))
+        y = forward(lines.reshape(-1, length), d, nonfinite=flag, times=spectrum.reshape(length))
         y = y.reshape(lines.shape)
     else:
-        y = _fft_engine.forward(lines.reshape(-1, length), d, nonfinite=flag).reshape(lines.shape)
+        y = forward(lines.reshape(-1, length), d, nonfinite=flag).reshape(lines.shape)
         y = y * spectrum[..., None, :]
-    kept = _fft_engine.forward(y.reshape(-1, length), d).reshape(y.shape)[..., ::-1][..., n_h - 2:length - 1]
+    kept = forward(y.reshape(-1, length), d).reshape(y.shape)[..., ::-1][..., n_h - 2:length - 1]
     if real:
         kept = xp.stack((kept.real, kept.imag), axis=-2)
     return kept.reshape(batch + (-1,))

@@ -14,10 +14,10 @@ so results beyond the float32 range become ±inf as in the float64 product.
 import numpy as np
 
 from ._backend import is_cupy, namespace
-from . import _gpu, _ozaki_engine, _ozaki_gpu
-from ._engine import narrow_matmul
 from .dtypes import cheapest, dtype as get_dtype
-from .split import Parts, split
+from .engines.cuda import gemm as cuda_gemm, ozaki as cuda_ozaki
+from .engines.reference import gemm as reference_gemm, ozaki as reference_ozaki
+from .split import Parts
 
 _ACCEPTED = {"float32": ((np.float16, np.float32), "float32 or float16", "float32"),
              "float64": ((np.float64,), "float64", "float64")}
@@ -30,7 +30,7 @@ def _scheme(dtype, precision, op, on_gpu=False):
     if dtype is not None:
         d = get_dtype(dtype)
     else:
-        d = (_gpu.fastest if on_gpu else cheapest)("fp32" if precision is None else precision)
+        d = (cuda_gemm.fastest if on_gpu else cheapest)("fp32" if precision is None else precision)
     return d
 
 
@@ -49,37 +49,6 @@ def _operand(x, name, op, d):
     return x.astype(widest, copy=False)
 
 
-def _nonfinite_pattern(a, b):
-    """The product's values where non-finite inputs make it NaN/inf (finite elsewhere), on numpy.
-
-    Finite entries become their signs, so each finite sum is an integer of magnitude <= k while
-    inf*0, inf-inf and NaN behave as in the float64 product (the GPU engines' fix-up kernel,
-    kernels/gemm_nonfinite_sm80.cu, does the same).
-    """
-    return np.matmul(np.where(np.isfinite(a), np.sign(a), a), np.where(np.isfinite(b), np.sign(b), b))
-
-
-def _recompute_overflowed(a, b, c):
-    """Entries where finite inputs gave NaN/inf (parts overflowing to inf - inf, partial sums past
-    the float32 range), as float64 dots.
-
-    Their float64 dot product rounded to float32 is what the float32 operation means there (±inf
-    when the product itself is beyond the float32 range).
-    """
-    where = np.nonzero(~np.isfinite(c))
-    batch = c.shape[:-2]
-    rows = np.broadcast_to(a, batch + a.shape[-2:])[where[:-1]].astype(np.float64)
-    cols = np.moveaxis(np.broadcast_to(b, batch + b.shape[-2:]), -1, -2)[where[:-2] + where[-1:]]
-    c[where] = (rows * cols.astype(np.float64)).sum(axis=-1).astype(np.float32)
-    return c
-
-
-def _finite_parts(parts):
-    """The parts of an array with its non-finite entries zeroed, from the array's own parts."""
-    hi = parts.terms[0]
-    return Parts((np.where(np.isfinite(hi), hi, np.float32(0)),) + parts.terms[1:], parts.exponent)
-
-
 def _cached_parts(splitter, d, axis, index):
     """``splitter(d, axis)`` (an operand's cached split) indexed like its 2-D form, or None."""
     if splitter is None:
@@ -87,20 +56,6 @@ def _cached_parts(splitter, d, axis, index):
     parts = splitter(d, axis)
     exponent = None if parts.exponent is None else parts.exponent[index]
     return Parts(tuple(t[index] for t in parts.terms), exponent)
-
-
-def _cpu_product(a, b, d, parts_a, parts_b):
-    """``(product with NaN/inf inputs taken as zeros, whether every input is finite)`` on numpy."""
-    all_finite = bool(np.isfinite(a).all()) and bool(np.isfinite(b).all())
-    if not all_finite:
-        parts_a, parts_b = (p if p is None else _finite_parts(p) for p in (parts_a, parts_b))
-        a, b = (np.where(np.isfinite(x), x, np.float32(0)) for x in (a, b))
-    parts_a = split(a, d, axis=-1) if parts_a is None else parts_a
-    parts_b = split(b, d, axis=-2) if parts_b is None else parts_b
-    c = narrow_matmul(parts_a, parts_b, d)
-    if not np.isfinite(c).all():
-        c = _recompute_overflowed(a, b, c)
-    return c, all_finite
 
 
 def _matmul2d(a, b, d, parts_a=None, parts_b=None, caches=(None, None)):
@@ -112,17 +67,11 @@ def _matmul2d(a, b, d, parts_a=None, parts_b=None, caches=(None, None)):
     """
     if namespace(a, b) is not np:
         if d.target == "float32":
-            return _gpu.matmul(a, b, d, checked=True, caches=caches)
-        return _ozaki_gpu.matmul(a, b, d)
-    with np.errstate(over="ignore", invalid="ignore"):   # overflow is handled in the products
-        if d.target == "float64":
-            c, all_finite = _ozaki_engine.product(a, b, d)
-        else:
-            c, all_finite = _cpu_product(a, b, d, parts_a, parts_b)
-    if all_finite:
-        return c
-    pattern = _nonfinite_pattern(a, b)
-    return np.where(np.isfinite(pattern), c, pattern)
+            return cuda_gemm.matmul(a, b, d, checked=True, caches=caches)
+        return cuda_ozaki.matmul(a, b, d)
+    if d.target == "float64":
+        return reference_ozaki.matmul(a, b, d)
+    return reference_gemm.matmul(a, b, d, parts_a, parts_b)
 
 
 def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None), caches=(None, None)):
@@ -156,6 +105,14 @@ def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None), cach
                          f"{getattr(out, 'dtype', None)} and shape {getattr(out, 'shape', None)}")
     out[...] = c
     return out
+
+
+def gpu_k_block(dtype, k):
+    """The longest run of k that the GPU engines accumulate in the tensor core (which truncates)
+    before a round-to-nearest float32 promotion, for products of scheme ``dtype`` and inner
+    dimension ``k``: the ``k_block`` of ``accuracy.gemm_bound(..., engine="gpu")``. It grows like
+    sqrt(k) (1024 for bf16 parts at k = 8192); all of k for one-part schemes."""
+    return cuda_gemm.gpu_k_block(get_dtype(dtype), k)
 
 
 def matmul(a, b, /, out=None, *, dtype=None, precision=None):

@@ -8,8 +8,8 @@ from hypothesis import example, given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import splitprec as sp
-import splitprec.array as sparray
-import splitprec.linalg as splinalg
+import splitprec.array.core as sparray
+from splitprec.engines.reference import gemm as reference_gemm
 
 ALL_DTYPES = sp.dtypes("float32")
 FLOAT_UFUNCS = sorted(sparray._FLOAT_UFUNCS, key=lambda u: u.__name__)
@@ -57,7 +57,7 @@ def counting(monkeypatch):
         return sp_split(x, dtype, axis=axis)
     sp_split = sparray.split
     monkeypatch.setattr(sparray, "split", counted)
-    monkeypatch.setattr(splinalg, "split", counted)
+    monkeypatch.setattr(reference_gemm, "split", counted)
     return calls
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import splitprec as sp
+from splitprec.engines.cuda import split as cuda_split
 from splitprec.split import Parts, merge
 
 cupy = pytest.importorskip("cupy")
@@ -172,14 +173,13 @@ def test_split_cache_lives_on_gpu_and_writes_invalidate_it():
 def test_gpu_products_split_each_operand_once(monkeypatch, name, shape_a, shape_b):
     """Products of gpu SplitArrays keep each operand's device split until it is written: the bits of
     sp.matmul on the values (NaN/inf included), no split on a repeat, one after a write."""
-    from splitprec import _gpu
     x, y = randn(*shape_a), randn(*shape_b)
     x.flat[3], y.flat[5] = np.nan, -np.inf
     a, b = sp.asarray(x, dtype=name, device="gpu"), sp.asarray(y, dtype=name, device="gpu")
     splits = []
     for function in ("split_operand", "split_stacked"):
-        original = getattr(_gpu, function)
-        monkeypatch.setattr(_gpu, function, lambda *args, _f=original, **kw: splits.append(1) or _f(*args, **kw))
+        original = getattr(cuda_split, function)
+        monkeypatch.setattr(cuda_split, function, lambda *args, _f=original, **kw: splits.append(1) or _f(*args, **kw))
     expected = sp.matmul(cupy.asarray(x), cupy.asarray(y), dtype=name).get()
     splits.clear()
     assert_same(a @ b, expected)
@@ -200,13 +200,12 @@ def test_gpu_products_split_each_operand_once(monkeypatch, name, shape_a, shape_
 @pytest.mark.parametrize("name", ["fp16x3", "bf16x6"])
 def test_gpu_transposed_views_share_their_base_split(monkeypatch, name):
     """``W.T`` on one side of a product takes the split ``W`` made on the other side, and gives it."""
-    from splitprec import _gpu
     w, x, y, z, q = randn(300, 200), randn(200, 50), randn(300, 40), randn(60, 300), randn(50, 200)
     w[7, 9] = np.nan
     big = sp.asarray(w, dtype=name, device="gpu")
     splits = []
-    original = _gpu.split_operand
-    monkeypatch.setattr(_gpu, "split_operand", lambda *args, **kw: splits.append(1) or original(*args, **kw))
+    original = cuda_split.split_operand
+    monkeypatch.setattr(cuda_split, "split_operand", lambda *args, **kw: splits.append(1) or original(*args, **kw))
     pairs = [(big, x, w, x), (big.T, y, w.T, y), (z, big, z, w), (q, big.T, q, w.T)]
     expected = [sp.matmul(cupy.asarray(u), cupy.asarray(v), dtype=name).get() for _, _, u, v in pairs]
     splits.clear()

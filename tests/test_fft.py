@@ -8,7 +8,9 @@ from hypothesis.extra import numpy as hnp
 
 import accuracy
 import splitprec as sp
-from splitprec import _fft_engine, _launch
+from splitprec.engines import plan as fft_plan
+from splitprec.engines.cuda import fft as cuda_fft, launch
+from splitprec.engines.reference import fft as reference_fft
 from splitprec.dtypes import cheapest
 
 
@@ -273,18 +275,14 @@ def test_rfft_error_within_bound(n, dtype):
 
 
 @pytest.mark.parametrize("n", [2, 6, 64, 1000])
-def test_real_transforms_of_even_length_run_the_half_length_complex_transform(n):
+def test_real_transforms_of_even_length_run_the_half_length_complex_transform(n, monkeypatch):
     """rfft of even n is the length-n/2 transform of the packed pairs, then the post-processing:
     with an exact inner transform it matches the complex128 rfft to float32 rounding."""
     x = _signal((n,), "r", seed=3)
     exact = lambda z, d, **_: np.fft.fft(z.astype(np.complex128)).astype(np.complex64)   # noqa: E731
-    original, _fft_engine.forward = _fft_engine.forward, exact
-    try:
-        y = _fft_engine.real_forward(x, sp.dtype(DEFAULT))
-        back = _fft_engine.real_inverse(np.fft.rfft(x.astype(np.float64)).astype(np.complex64), n,
-                                        sp.dtype(DEFAULT))
-    finally:
-        _fft_engine.forward = original
+    monkeypatch.setattr(reference_fft.ENGINE, "forward", exact)
+    y = reference_fft.real_forward(x, sp.dtype(DEFAULT))
+    back = reference_fft.real_inverse(np.fft.rfft(x.astype(np.float64)).astype(np.complex64), n, sp.dtype(DEFAULT))
     ref = np.fft.rfft(x.astype(np.float64))
     assert _rel(y, ref) <= 16 * U32
     assert _rel(back, n * x) <= 16 * U32          # unnormalized inverse: n times the signal
@@ -305,10 +303,10 @@ def test_fft_matches_exact_dft(n):
 
 
 def test_dft_block_is_the_dft_matrix():
-    for r in _fft_engine.RADICES + _fft_engine.ODD_RADICES:
+    for r in fft_plan.RADICES + fft_plan.ODD_RADICES:
         x = _signal((r,), "c", seed=r)
         naive = np.exp(-2j * np.pi * np.outer(np.arange(r), np.arange(r)) / r) @ x.astype(np.complex128)
-        y = (x.view(np.float32).astype(np.float64) @ _fft_engine.dft_block(r)).view(np.complex128)
+        y = (x.view(np.float32).astype(np.float64) @ fft_plan.dft_block(r)).view(np.complex128)
         assert _rel(y, naive) <= 2 * _rel(scipy_fft.fft(x), naive)
 
 
@@ -317,7 +315,7 @@ def test_dft_block_is_the_dft_matrix():
                                         (1000, [8, 5, 5, 5]), (105, [7, 5, 3]), (1009, None), (2187, [9, 9, 9, 3]),
                                         (100000, [16, 5, 5, 5, 5, 5, 2]), (3 * 2 ** 12, [16, 3, 16, 16])])
 def test_factorize_takes_largest_radices_first_and_two_steps_in_order(n, radices):
-    assert _fft_engine.factorize(n) == radices
+    assert fft_plan.factorize(n) == radices
 
 
 @pytest.mark.parametrize("n, lengths", [(4096, None), (2 ** 13, (128, 64)), (2 ** 14, (128, 128)),
@@ -330,16 +328,16 @@ def test_four_step_lengths_fit_the_kernel(n, lengths):
     """Powers of two with n2 <= min(1024, sqrt n) and no radix-2 pass where they can, from 2**23 on
     256 and a two-step n2; other lengths into two of at most 4096 with n2 nearest 256, none where no
     such split exists (3**15) or a prime above 7 divides n (Bluestein)."""
-    assert _fft_engine.four_step_lengths(n) == lengths
+    assert fft_plan.four_step_lengths(n) == lengths
 
 
 @pytest.mark.parametrize("n", [2 ** 13, 2 ** 14, 2 ** 21, 6000])
 def test_four_step_decomposition_is_exact_in_complex128(n):
     """F_n x = [F_n2 along c of (T * F_n1 along j of x[n2 j + c])][k1, k2] at k1 + n1 k2, with the
     plan's twiddles T before their rounding to complex64: exact up to float64 rounding."""
-    n1, n2 = _fft_engine.four_step_lengths(n)
-    roots = _fft_engine._unit_roots(np.outer(np.arange(n1), np.arange(n2)), n)
-    np.testing.assert_array_equal(_fft_engine.four_step_twiddles(n1, n2), roots.astype(np.complex64))
+    n1, n2 = fft_plan.four_step_lengths(n)
+    roots = fft_plan.unit_roots(np.outer(np.arange(n1), np.arange(n2)), n)
+    np.testing.assert_array_equal(fft_plan.four_step_twiddles(n1, n2), roots.astype(np.complex64))
     x = _signal((n,), "c", seed=11).astype(np.complex128)
     z = np.fft.fft(np.fft.fft(x.reshape(n1, n2), axis=0) * roots, axis=1)
     assert _rel(z.T.reshape(n), np.fft.fft(x)) < 1e-14
@@ -348,12 +346,12 @@ def test_four_step_decomposition_is_exact_in_complex128(n):
 def test_four_step_plan_runs_its_two_steps():
     """The length-2**13 transform is, bit for bit, the length-128 transforms of the strided lines,
     the complex64 twiddle product, then the length-64 transforms, stored transposed."""
-    d, (n1, n2) = sp.dtype(DEFAULT), _fft_engine.four_step_lengths(2 ** 13)
+    d, (n1, n2) = sp.dtype(DEFAULT), fft_plan.four_step_lengths(2 ** 13)
     x = _signal((3, n1 * n2), "c", seed=12)
-    z = _fft_engine.forward(np.ascontiguousarray(x.reshape(3, n1, n2).transpose(0, 2, 1)), d)
-    z = z.transpose(0, 2, 1) * _fft_engine.four_step_twiddles(n1, n2)
-    y = _fft_engine.forward(np.ascontiguousarray(z), d).transpose(0, 2, 1).reshape(3, n1 * n2)
-    np.testing.assert_array_equal(_fft_engine.forward(x, d), y)
+    z = reference_fft.forward(np.ascontiguousarray(x.reshape(3, n1, n2).transpose(0, 2, 1)), d)
+    z = z.transpose(0, 2, 1) * fft_plan.four_step_twiddles(n1, n2)
+    y = reference_fft.forward(np.ascontiguousarray(z), d).transpose(0, 2, 1).reshape(3, n1 * n2)
+    np.testing.assert_array_equal(reference_fft.forward(x, d), y)
 
 
 # -- properties ------------------------------------------------------------------------------
@@ -423,7 +421,7 @@ def test_rfft_property_within_bound(x):
 
 def test_unit_roots_are_exact_at_quarter_turns():
     for n in (4, 8, 16, 12, 20):
-        roots = _fft_engine._unit_roots(np.arange(0, 3 * n, n // 4), n)
+        roots = fft_plan.unit_roots(np.arange(0, 3 * n, n // 4), n)
         np.testing.assert_array_equal(roots, np.tile([1, -1j, -1, 1j], 3))
 
 
@@ -534,7 +532,7 @@ def test_fftconvolve_overlap_save_nonfinite_rows_like_scipy():
     (11, "bf16x6", True, 16), (5, "bf16x6", True, 5), (2 ** 24 + 1, "tf32x3", True, 16796160)])
 def test_fftconvolve_length_is_a_fused_power_of_two_on_the_gpu(n, scheme, gpu, length, monkeypatch):
     xp = object() if gpu else np              # any namespace other than numpy means the GPU
-    monkeypatch.setattr(_launch, "hopper", lambda: True)   # where the fused kernel runs
+    monkeypatch.setattr(launch, "hopper", lambda: True)   # where the fused kernel runs
     assert sp.fft._conv_length(n, sp.dtype(scheme), xp) == length
 
 
@@ -578,8 +576,8 @@ def test_every_fft_kernel_instantiation_compiles_with_nvrtc():
              ("bf16x9", 4096), ("tf32x3", 4096), ("bf16x6", 512), ("bf16x6", 1000), ("tf32x3", 105),
              ("bf16x9", 2187), ("tf32", 2401), ("bf16", 6), ("tf32x3", 3600), ("fp16x3", 4096),
              ("fp16x3", 1000), ("fp16x3", 2), ("fp16", 256)]
-    expressions = [_fft_engine.kernel_expression(n, sp.dtype(name)) for name, n in cases]
-    result, log = _nvrtc_compile(_fft_engine.KERNEL_FILE, expressions, "90")
+    expressions = [cuda_fft.kernel_expression(n, sp.dtype(name)) for name, n in cases]
+    result, log = _nvrtc_compile(cuda_fft.KERNEL_FILE, expressions, "90")
     assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, log
 
 
@@ -587,7 +585,7 @@ def test_every_fft_kernel_instantiation_compiles_with_nvrtc():
 def test_nan_lines_kernel_compiles_with_nvrtc(arch):
     nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
     from test_kernels_gemm import _nvrtc_compile
-    result, log = _nvrtc_compile(_fft_engine.NAN_FILE, ["nan_lines"], arch)
+    result, log = _nvrtc_compile(cuda_fft.NAN_FILE, ["nan_lines"], arch)
     assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, log
 
 
@@ -601,22 +599,22 @@ def test_kernel_plans_every_length_as_the_host_does():
     d = sp.dtype("bf16x6")
     asserts = []
     for n in range(2, 4097):
-        radices = _fft_engine.factorize(n)
+        radices = fft_plan.factorize(n)
         if radices is None:
             continue
         starts, offset = {}, 0
         for r in dict.fromkeys(radices):
             starts[r] = offset
-            offset += d.terms * 128 * _fft_engine.block_cols(r)
-        assert offset == 4 * _fft_engine.kernel_blocks(radices, d).size
+            offset += d.terms * 128 * cuda_fft.block_cols(r)
+        assert offset == 4 * cuda_fft.kernel_blocks(radices, d).size
         tables = [step.twiddle.size if step.twiddle is not None else 0
-                  for step in _fft_engine._stockham_passes(radices, d, "cpu")]
+                  for step in fft_plan.stockham_passes(radices, d, "cpu")]
         asserts.append(f"static_assert(pass_count({n}) == {len(radices)} && "
                        f"block_offset({n}, {d.terms}, {len(radices)}) == {offset});")
         asserts += [f"static_assert(radix({n}, {i}) == {r} && block_offset({n}, {d.terms}, {i}) == {starts[r]} && "
                     f"twiddle_offset({n}, {i}) == {sum(tables[:i])});" for i, r in enumerate(radices)]
     assert len(asserts) > 1000
-    result, log = _nvrtc_compile(_fft_engine.KERNEL_FILE, [], "90", "\n".join(asserts) + "\n")
+    result, log = _nvrtc_compile(cuda_fft.KERNEL_FILE, [], "90", "\n".join(asserts) + "\n")
     assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, log
 
 
@@ -628,7 +626,7 @@ def test_b_tiles_hold_the_part_k_major_with_128_byte_swizzle(base, cols):
     bits = ((np.arange(32 * cols, dtype=np.uint32) + 0x3C00) << 16).reshape(32, cols)   # distinct bf16 values
     if base == "fp16":                                                                  # distinct fp16 values
         bits = (np.arange(32 * cols, dtype=np.float32) + 1).reshape(32, cols).view(np.uint32)
-    tiles = _fft_engine.b_tiles(bits.view(np.float32), base)
+    tiles = cuda_fft.b_tiles(bits.view(np.float32), base)
     assert tiles.shape == (cols, 32) and tiles.dtype == np.uint32
     n, k = 5, 21
     if base == "tf32":
@@ -666,7 +664,7 @@ def test_kernel_blocks_hold_each_distinct_radix_once_in_pass_order(n, distinct, 
     to the radix's DFT block (exactly for bf16x9's three parts; fp16 parts times 2**(-11 i - 14),
     the kernel's Fragment::BLOCK_EXPONENT) and zero outside it."""
     d = sp.dtype(dtype)
-    blocks = _fft_engine.kernel_blocks(_fft_engine.factorize(n), d)
+    blocks = cuda_fft.kernel_blocks(fft_plan.factorize(n), d)
     offset = 0
     for r in distinct:
         cols = 8 if r <= 4 else 16 if r <= 8 else 32
@@ -675,7 +673,7 @@ def test_kernel_blocks_hold_each_distinct_radix_once_in_pass_order(n, distinct, 
             scale = 2.0 ** (-i * d.shift + (1 - d.format.emax)) if d.scaling == "pow2" else 1.0
             total += scale * _unswizzled(blocks[offset:offset + 32 * cols].reshape(cols, 32), d.base)
             offset += 32 * cols
-        block = _fft_engine.dft_block(r)
+        block = fft_plan.dft_block(r)
         np.testing.assert_allclose(total[:2 * r, :2 * r], block, rtol=0, atol=0 if dtype == "bf16x9" else 2 ** -21)
         total[:2 * r, :2 * r] = 0
         assert not total.any()
@@ -714,7 +712,7 @@ def test_gpu_fft_error_within_bound_and_twice_cufft(n, dtype, kernel):
     cp = _cupy()
     x = _signal((max(1, 2 ** 16 // n), n), "c")
     ref = np.fft.fft(x.astype(np.complex128))
-    y = _fft_engine.forward(cp.asarray(x), sp.dtype(dtype), kernel=kernel).get()
+    y = cuda_fft.forward(cp.asarray(x), sp.dtype(dtype), kernel=kernel).get()
     assert (_per_line_error(y[:4], ref[:4]) <= _fft_bound(x[:4], dtype, engine="gpu")).all()
     ratio = _rel(y, ref) / _rel(cp.fft.fft(cp.asarray(x)).get(), ref)
     if (n, dtype, kernel) == (4095, "tf32x3", False):
@@ -749,12 +747,12 @@ def test_gpu_two_step_kernel_agrees_with_cpu_engine(n, dtype):
     cp = _cupy()
     x = _signal((2, n), "c", seed=13)
     ref = np.fft.fft(x.astype(np.complex128))
-    y_gpu = _fft_engine.forward(cp.asarray(x), sp.dtype(dtype)).get()
-    y_cpu = _fft_engine.forward(x, sp.dtype(dtype))
+    y_gpu = cuda_fft.forward(cp.asarray(x), sp.dtype(dtype)).get()
+    y_cpu = reference_fft.forward(x, sp.dtype(dtype))
     tol = _fft_bound(x, dtype, engine="gpu") + _fft_bound(x, dtype)
     assert (_per_line_error(y_gpu, y_cpu) * np.linalg.norm(y_cpu, axis=-1)
             <= tol * np.linalg.norm(ref, axis=-1)).all()
-    assert _fft_engine.plan(n, sp.dtype(dtype), "gpu").steps[0].kernel is not None
+    assert cuda_fft.has_kernel(fft_plan.plan(n, sp.dtype(dtype), "gpu").steps[0], sp.dtype(dtype))
 
 
 @pytest.mark.gpu
@@ -767,11 +765,11 @@ def test_gpu_mixed_radix_kernel_agrees_with_cpu_engine(n, dtype):
     of both engines' bounds, line by line."""
     cp = _cupy()
     d = sp.dtype(dtype)
-    assert _fft_engine.runs_fused(_fft_engine.plan(n, d, "gpu"))
+    assert cuda_fft.runs_fused(fft_plan.plan(n, d, "gpu"), d)
     x = _signal((4096 // n + 3, n), "c", seed=17)      # a partial last line block
     ref = np.fft.fft(x.astype(np.complex128))
-    y_gpu = _fft_engine.forward(cp.asarray(x), d).get()
-    y_cpu = _fft_engine.forward(x, d)
+    y_gpu = cuda_fft.forward(cp.asarray(x), d).get()
+    y_cpu = reference_fft.forward(x, d)
     tol = _fft_bound(x, dtype, engine="gpu") + _fft_bound(x, dtype)
     assert (_per_line_error(y_gpu, y_cpu) * np.linalg.norm(y_cpu, axis=-1)
             <= tol * np.linalg.norm(ref, axis=-1)).all()
@@ -848,15 +846,15 @@ def test_gpu_overlap_save_kernel_cuts_and_places_blocks_as_the_arrays_do(n, taps
     ref = sp.fft._overlap_save_arrays(x, spectrum, (3,), taps, start + keep, real=kind == "r", d=d, flag=None,
                                       one_filter=True)[..., start:start + keep]
     flags = cp.zeros(4, np.uint32)
-    y = _fft_engine.overlap_save(x, spectrum.reshape(length), taps - 1, start, keep, d, flags)
+    y = cuda_fft.overlap_save(x, spectrum.reshape(length), taps - 1, start, keep, d, flags)
     assert y.shape == (3, keep) and y.dtype == x.dtype and not flags.any()
     cp.testing.assert_array_equal(y, ref)
     x[2, n // 2] = np.nan
-    y = _fft_engine.overlap_save(x, spectrum.reshape(length), taps - 1, start, keep, d, flags)
+    y = cuda_fft.overlap_save(x, spectrum.reshape(length), taps - 1, start, keep, d, flags)
     assert flags.get().tolist() == [0, 0, 0, 1] and cp.isnan(y[2]).all()
     cp.testing.assert_array_equal(y[:2], ref[:2])
     flags[:] = cp.asarray([1, 0, 0, 0], np.uint32)
-    assert cp.isnan(_fft_engine.overlap_save(x, spectrum.reshape(length), taps - 1, start, keep, d, flags)).all()
+    assert cp.isnan(cuda_fft.overlap_save(x, spectrum.reshape(length), taps - 1, start, keep, d, flags)).all()
 
 
 @pytest.mark.gpu
@@ -869,16 +867,16 @@ def test_gpu_overlap_save_kernel_takes_one_filter_per_row(n, taps, length, mode,
     d = sp.dtype(DEFAULT)
     x, h, start, keep = _overlap_save_case(n, taps, 3, mode, kind, seed=18)
     flags = cp.zeros(4, np.uint32)
-    spectrum = _fft_engine.padded_forward(h, length, d, scale=1 / length, row_flags=flags[1:])
+    spectrum = cuda_fft.padded_forward(h, length, d, scale=1 / length, row_flags=flags[1:])
     assert not flags.any()
-    y = _fft_engine.overlap_save(x, spectrum, taps - 1, start, keep, d, flags)
+    y = cuda_fft.overlap_save(x, spectrum, taps - 1, start, keep, d, flags)
     for r in range(3):
-        alone = _fft_engine.overlap_save(x[r:r + 1], spectrum[r], taps - 1, start, keep, d, cp.zeros(2, np.uint32))
+        alone = cuda_fft.overlap_save(x[r:r + 1], spectrum[r], taps - 1, start, keep, d, cp.zeros(2, np.uint32))
         cp.testing.assert_array_equal(y[r], alone[0])
     h[1, taps // 2] = np.inf
-    spectrum = _fft_engine.padded_forward(h, length, d, scale=1 / length, row_flags=flags[1:])
+    spectrum = cuda_fft.padded_forward(h, length, d, scale=1 / length, row_flags=flags[1:])
     assert flags.get().tolist() == [0, 0, 1, 0]
-    y = _fft_engine.overlap_save(x, spectrum, taps - 1, start, keep, d, flags)
+    y = cuda_fft.overlap_save(x, spectrum, taps - 1, start, keep, d, flags)
     assert cp.isnan(y[1]).all() and not cp.isnan(y[[0, 2]]).any()
 
 
@@ -894,11 +892,11 @@ def test_gpu_padded_forward_pads_as_it_loads(n, length, kind):
     taps = cp.zeros((2, length), np.complex64)
     taps[:, :n] = h
     flag = cp.zeros(1, np.uint32)
-    y = _fft_engine.padded_forward(h, length, d, flag, scale=1 / length)
-    cp.testing.assert_array_equal(y, _fft_engine.forward(taps, d) / np.float32(length))
+    y = cuda_fft.padded_forward(h, length, d, flag, scale=1 / length)
+    cp.testing.assert_array_equal(y, cuda_fft.forward(taps, d) / np.float32(length))
     assert not flag.any()
     h[1, 0] = np.inf
-    _fft_engine.padded_forward(h, length, d, flag)
+    cuda_fft.padded_forward(h, length, d, flag)
     assert flag.any()
 
 
@@ -923,16 +921,13 @@ def test_gpu_fused_kernel_gives_the_same_bits_for_unaligned_lines(n):
     flat[1:] = cp.asarray(x).reshape(-1)
     unaligned = flat[1:].reshape(x.shape)              # 8 bytes past a 16-byte boundary
     d = sp.dtype(DEFAULT)
-    cp.testing.assert_array_equal(_fft_engine.forward(unaligned, d), _fft_engine.forward(cp.asarray(x), d))
+    cp.testing.assert_array_equal(cuda_fft.forward(unaligned, d), cuda_fft.forward(cp.asarray(x), d))
 
 
 @pytest.fixture
 def passes_only(monkeypatch):
-    """Plans made while the fixture lives run the passes engine (no fused kernel)."""
-    monkeypatch.setattr(_fft_engine, "kernel_supported", lambda n, d: False)
-    _fft_engine.plan.cache_clear()
-    yield
-    _fft_engine.plan.cache_clear()
+    """While the fixture lives the GPU runs the passes engine (no fused kernel)."""
+    monkeypatch.setattr(cuda_fft, "kernel_supported", lambda n, d: False)
 
 
 @pytest.mark.gpu
@@ -965,14 +960,14 @@ def test_gpu_fp16_kernel_scales_each_sub_vector(n, dtype):
     error bound and agree with the CPU engine's same plan."""
     cp = _cupy()
     d = sp.dtype(dtype)
-    assert _fft_engine.runs_fused(_fft_engine.plan(n, d, "gpu"))
+    assert cuda_fft.runs_fused(fft_plan.plan(n, d, "gpu"), d)
     x = _signal((4, n), "c", seed=29)
     x[0] *= np.float32(1e-30)
     x[1] *= np.float32(1e30)
     x[2, n // 2:] *= np.float32(1e-20)
     ref = np.fft.fft(x.astype(np.complex128))
-    y_gpu = _fft_engine.forward(cp.asarray(x), d).get()
-    y_cpu = _fft_engine.forward(x, d).astype(np.complex128)     # norms of 1e30-sized lines
+    y_gpu = cuda_fft.forward(cp.asarray(x), d).get()
+    y_cpu = reference_fft.forward(x, d).astype(np.complex128)     # norms of 1e30-sized lines
     assert np.isfinite(y_gpu).all()
     assert (_per_line_error(y_gpu, ref) <= _fft_bound(x, dtype, engine="gpu")).all()
     tol = _fft_bound(x, dtype, engine="gpu") + _fft_bound(x, dtype)

@@ -1,4 +1,4 @@
-"""kernels/split_terms_sm80.cu and kernels/gemm_split_sm80.cu through splitprec._gpu.
+"""kernels/split_terms_sm80.cu and kernels/gemm_split_sm80.cu through splitprec.engines.cuda.
 
 Without a GPU: every kernel instantiation compiles for sm_90a and sm_80 through NVRTC from the pip
 wheels. On a GPU (marked ``gpu``): the split kernel reproduces ``splitprec.split`` bit for bit, and
@@ -14,7 +14,12 @@ import pytest
 import splitprec as sp
 from accuracy.bounds import gemm_bound
 from accuracy.reference import exact_matmul
-from splitprec import _gpu, _launch
+from splitprec.engines.cuda import gemm as cuda_gemm
+from splitprec.engines.cuda import split as cuda_split
+from splitprec.engines.cuda import gemm_cublas
+from splitprec.engines.cuda import gemm_sm80
+from splitprec.engines.cuda import gemm_sm90
+from splitprec.engines.cuda import launch
 from splitprec.split import split
 
 ALL_DTYPES = sp.dtypes("float32")
@@ -32,11 +37,11 @@ def _nvrtc_compile(filename, expressions, arch, appended=""):
     from cuda.bindings import nvrtc
     import nvidia
     include = os.path.join(list(nvidia.__path__)[0], "cu13", "include")
-    text = _launch.source(filename) + appended
+    text = launch.source(filename) + appended
     _, program = nvrtc.nvrtcCreateProgram(text.encode(), filename.encode(), 0, [], [])
     for expression in expressions:
         nvrtc.nvrtcAddNameExpression(program, expression.encode())
-    options = [_launch.arch_option(arch).encode(), *(o.encode() for o in _launch.OPTIONS),
+    options = [launch.arch_option(arch).encode(), *(o.encode() for o in launch.OPTIONS),
                f"-I{include}".encode()]
     result, = nvrtc.nvrtcCompileProgram(program, len(options), options)
     _, size = nvrtc.nvrtcGetProgramLogSize(program)
@@ -47,73 +52,73 @@ def _nvrtc_compile(filename, expressions, arch, appended=""):
 
 
 @pytest.mark.parametrize("filename, arch", [
-    (filename, arch) for filename in _gpu.instantiations() for arch in ("90", "80")
-    if arch == "90" or filename != _gpu.GEMM90_FILE])                                # wgmma: sm_90a only
+    (filename, arch) for filename in cuda_gemm.instantiations() for arch in ("90", "80")
+    if arch == "90" or filename != gemm_sm90.GEMM90_FILE])                                # wgmma: sm_90a only
 def test_every_kernel_instantiation_compiles_with_nvrtc(filename, arch):
     from cuda.bindings import nvrtc     # the test extra installs it: a missing wheel fails here
-    expressions = _gpu.instantiations()[filename]
+    expressions = cuda_gemm.instantiations()[filename]
     result, log = _nvrtc_compile(filename, expressions, arch)
     assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, log
 
 
 def test_instantiations_cover_every_scheme():
-    listed = _gpu.instantiations()
+    listed = cuda_gemm.instantiations()
     for name in ALL_DTYPES:
         d = sp.dtype(name)
-        for tile in (_gpu.TILES.get(name, _gpu.DEFAULT_TILE), _gpu.SMALL_TILE):
-            assert _gpu.gemm_expression(d, tile) in listed[_gpu.GEMM_FILE]
-        assert _gpu.gemm90_expression(d) in listed[_gpu.GEMM90_FILE]
+        for tile in (cuda_gemm.TILES.get(name, cuda_gemm.DEFAULT_TILE), cuda_gemm.SMALL_TILE):
+            assert gemm_sm80.gemm_expression(d, tile) in listed[gemm_sm80.GEMM_FILE]
+        assert gemm_sm90.gemm90_expression(d) in listed[gemm_sm90.GEMM90_FILE]
 
 
 def test_cublas_groups_small_products_by_i_plus_j():
-    groups = {name: _gpu._diagonals(sp.dtype(name)) for name in ("bf16", "tf32x3", "fp16x3", "bf16x6", "bf16x9")}
+    groups = {name: gemm_cublas._diagonals(sp.dtype(name)) for name in ("bf16", "tf32x3", "fp16x3", "bf16x6", "bf16x9")}
     assert groups == {"bf16": (), "tf32x3": ((1, 0, 2),), "fp16x3": ((1, 0, 2),),
                       "bf16x6": ((2, 0, 3), (1, 0, 2)), "bf16x9": ((4, 2, 1), (3, 1, 2), (2, 0, 3), (1, 0, 2))}
 
 
 @pytest.mark.parametrize("hopper", [False, True])
 def test_auto_engine_choices(hopper, monkeypatch):
-    monkeypatch.setattr(_launch, "hopper", lambda: hopper)
-    monkeypatch.setattr(_launch, "multiprocessors", lambda: 132)
+    monkeypatch.setattr(launch, "hopper", lambda: hopper)
+    monkeypatch.setattr(launch, "multiprocessors", lambda: 132)
     d, two = sp.dtype("bf16x6"), sp.dtype("fp16x3")
-    large = _gpu.CUBLAS_MIN_WORK
-    assert _gpu.auto_engine(d, 2048, 2048, large // 2048 ** 2, 1) == "cublas"
-    assert _gpu.auto_engine(d, 65, 64, 64, large // 64 ** 3 + 1) == "cublas"
-    assert _gpu.auto_engine(d, 64, 64, 64, large // 64 ** 3 + 1) == "sm80"          # small outputs
-    assert _gpu.auto_engine(d, 128, 8192, 8192, 1) == ("sm90" if hopper else "cublas")   # 64 tiles
-    assert _gpu.auto_engine(d, 2048, 2048, 64, 1) == ("sm90" if hopper else "sm80")
-    assert _gpu.auto_engine(two, 2048, 2048, large // 2048 ** 2, 1) == ("sm90" if hopper else "cublas")
+    large = cuda_gemm.CUBLAS_MIN_WORK
+    assert cuda_gemm.auto_engine(d, 2048, 2048, large // 2048 ** 2, 1) == "cublas"
+    assert cuda_gemm.auto_engine(d, 65, 64, 64, large // 64 ** 3 + 1) == "cublas"
+    assert cuda_gemm.auto_engine(d, 64, 64, 64, large // 64 ** 3 + 1) == "sm80"          # small outputs
+    assert cuda_gemm.auto_engine(d, 128, 8192, 8192, 1) == ("sm90" if hopper else "cublas")   # 64 tiles
+    assert cuda_gemm.auto_engine(d, 2048, 2048, 64, 1) == ("sm90" if hopper else "sm80")
+    assert cuda_gemm.auto_engine(two, 2048, 2048, large // 2048 ** 2, 1) == ("sm90" if hopper else "cublas")
     three = sp.dtype("bf16x9")
-    assert _gpu.auto_engine(three, 2048, 2048, large // 2048 ** 2, 1) == ("sm90" if hopper else "cublas")
-    assert _gpu.auto_engine(sp.dtype("bf16"), 2048, 2048, 64, 1) == "sm80"
-    assert _gpu.auto_tile(d, 64, 3) == _gpu.SMALL_TILE and _gpu.auto_tile(d, 64, 65) == _gpu.TILES["bf16x6"]
+    assert cuda_gemm.auto_engine(three, 2048, 2048, large // 2048 ** 2, 1) == ("sm90" if hopper else "cublas")
+    assert cuda_gemm.auto_engine(sp.dtype("bf16"), 2048, 2048, 64, 1) == "sm80"
+    assert cuda_gemm.auto_tile(d, 64, 3) == cuda_gemm.SMALL_TILE and cuda_gemm.auto_tile(d, 64, 65) == cuda_gemm.TILES["bf16x6"]
 
 
 def test_short_products_reserve_only_the_stages_they_fill():
     d = sp.dtype("fp16x3")
-    tile = _gpu.SMALL_TILE
-    one_stage = _gpu._shared_bytes(d, tile) // tile.stages
-    assert _gpu._shared_bytes(d, tile, 1) == one_stage
-    assert _gpu._shared_bytes(d, tile, 100) == _gpu._shared_bytes(d, tile) == tile.stages * one_stage
+    tile = cuda_gemm.SMALL_TILE
+    one_stage = gemm_sm80._shared_bytes(d, tile) // tile.stages
+    assert gemm_sm80._shared_bytes(d, tile, 1) == one_stage
+    assert gemm_sm80._shared_bytes(d, tile, 100) == gemm_sm80._shared_bytes(d, tile) == tile.stages * one_stage
 
 
 def test_gpu_bound_defaults_to_the_engines_longest_hi_block():
     a, b = randn(8, 3000), randn(3000, 5)
     for name in ("tf32x3", "bf16x9", "fp16x3"):
         d = sp.dtype(name)
-        assert d.gpu_k_block(3000) == _gpu.cublas_chunk(d, 3000)
+        assert sp.linalg.gpu_k_block(name, 3000) == gemm_cublas.cublas_chunk(d, 3000)
         np.testing.assert_array_equal(gemm_bound(a, b, name, engine="gpu"),
-                                      gemm_bound(a, b, name, engine="gpu", k_block=d.gpu_k_block(3000)))
+                                      gemm_bound(a, b, name, engine="gpu", k_block=sp.linalg.gpu_k_block(d, 3000)))
         assert (gemm_bound(a, b, name, engine="gpu") > gemm_bound(a, b, name, engine="gpu", k_block=32)).all()
 
 
 @pytest.mark.parametrize("k, chunks", [(1, (32, 64, 64)), (1000, (128, 256, 256)), (1024, (128, 512, 256)),
                                        (8192, (512, 1024, 1024)), (16384, (512, 2048, 1024))])
 def test_cublas_chunk_grows_like_sqrt_k_from_the_kernels_block(k, chunks):
-    assert tuple(_gpu.cublas_chunk(sp.dtype(name), k) for name in ("tf32x3", "bf16x6", "fp16x3")) == chunks
+    assert tuple(gemm_cublas.cublas_chunk(sp.dtype(name), k) for name in ("tf32x3", "bf16x6", "fp16x3")) == chunks
     for name in ("tf32", "bf16", "fp16"):                   # one part: one chain over all of k
         d = sp.dtype(name)
-        assert _gpu.cublas_chunk(d, k) >= _gpu.padded_k(k, d)
+        assert gemm_cublas.cublas_chunk(d, k) >= cuda_split.padded_k(k, d)
 
 
 def _skip_without(engine):
@@ -142,7 +147,7 @@ def test_gpu_matmul_error_within_bound(m, k, n, name, engine):
     import cupy
     _skip_without(engine)
     a, b = randn(m, k), randn(k, n)
-    c = _gpu.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype(name), engine=engine)
+    c = cuda_gemm.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype(name), engine=engine)
     _within_gpu_bound(cupy.asnumpy(c), a, b, name)
 
 
@@ -153,7 +158,7 @@ def test_gpu_matmul_edge_values_within_bound(name, min_work, monkeypatch):
     """Huge, subnormal, zero and tie rows through ``sp.matmul`` on each engine "auto" may take:
     subnormal results survive the cuBLAS epilogue's additions and the pow2 unscaling."""
     import cupy
-    monkeypatch.setattr(_gpu, "CUBLAS_MIN_WORK", min_work)
+    monkeypatch.setattr(cuda_gemm, "CUBLAS_MIN_WORK", min_work)
     a, b = _edge_values((40, 300)), randn(300, 36)
     b[:, 1] *= np.float32(2.0 ** -100)                     # subnormal results from normal inputs
     c = sp.matmul(cupy.asarray(a), cupy.asarray(b), dtype=name)
@@ -166,10 +171,10 @@ def test_gpu_matmul_runs_on_the_current_stream(engine):
     import cupy
     _skip_without(engine)
     a, b = randn(300, 500), randn(500, 200)
-    expected = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype("bf16x6"), engine=engine))
+    expected = cupy.asnumpy(cuda_gemm.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype("bf16x6"), engine=engine))
     with cupy.cuda.Stream(non_blocking=True) as stream:
         a_gpu, b_gpu = cupy.asarray(a), cupy.asarray(b)
-        c = _gpu.matmul(a_gpu, b_gpu, sp.dtype("bf16x6"), engine=engine)
+        c = cuda_gemm.matmul(a_gpu, b_gpu, sp.dtype("bf16x6"), engine=engine)
         host = c.get(stream=stream)
     np.testing.assert_array_equal(host, expected)
 
@@ -182,7 +187,7 @@ def test_gpu_checked_matmul_flags_lines_beyond_the_grid_z_limit(engine):
     _skip_without(engine)
     a, b = randn(66000, 2, 3), randn(3, 2)
     a[65600, 1, 2] = np.nan
-    c = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype("fp16x3"), engine=engine, checked=True))
+    c = cupy.asnumpy(cuda_gemm.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype("fp16x3"), engine=engine, checked=True))
     nan = np.zeros(c.shape, bool)
     nan[65600, 1] = True
     np.testing.assert_array_equal(np.isnan(c), nan)
@@ -195,7 +200,7 @@ def test_public_gpu_matmul_returns_without_waiting_for_the_device(name, engine, 
     with a kernel queued before it, and its result is right once the stream is done."""
     import cupy
     _skip_without(engine)
-    monkeypatch.setattr(_gpu, "auto_engine", lambda *shape: engine)
+    monkeypatch.setattr(cuda_gemm, "auto_engine", lambda *shape: engine)
     sleep = cupy.RawKernel(r'''extern "C" __global__ void sleep_ms(int ms) {
         for (int i = 0; i < ms; ++i) __nanosleep(1000000); }''', "sleep_ms")
     a, b = randn(300, 500), randn(500, 200)
@@ -219,7 +224,7 @@ def test_public_gpu_matmul_returns_without_waiting_for_the_device(name, engine, 
 def test_cublas_engine_many_short_chunks_within_bound(name):
     import cupy
     a, b = randn(2, 67, 700), randn(2, 700, 45)
-    c = _gpu.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype(name), engine="cublas", chunk=128)
+    c = cuda_gemm.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype(name), engine="cublas", chunk=128)
     _within_gpu_bound(cupy.asnumpy(c), a, b, name)
 
 
@@ -246,11 +251,11 @@ def _edge_values(shape):
 
 
 def test_split_tiles_fill_the_idle_sms_of_the_last_wave():
-    assert _gpu.split_tiles(4096, 8, 1, 132) == (4092, 8)          # n = 8192: 4 tiles in 8 pieces
-    assert _gpu.split_tiles(64, 8, 1, 132) == (0, 2)               # fewer tiles than SMs
-    assert _gpu.split_tiles(256, 8, 1, 132) == (256, 1)            # a last wave of 124: no idle SMs to fill
-    assert _gpu.split_tiles(4096, 1, 1, 132) == (4096, 1)          # one chunk of k: nothing to split
-    assert _gpu.split_tiles(4096, 8, 2, 132) == (4096, 1)          # batches are not split
+    assert gemm_sm90.split_tiles(4096, 8, 1, 132) == (4092, 8)          # n = 8192: 4 tiles in 8 pieces
+    assert gemm_sm90.split_tiles(64, 8, 1, 132) == (0, 2)               # fewer tiles than SMs
+    assert gemm_sm90.split_tiles(256, 8, 1, 132) == (256, 1)            # a last wave of 124: no idle SMs to fill
+    assert gemm_sm90.split_tiles(4096, 1, 1, 132) == (4096, 1)          # one chunk of k: nothing to split
+    assert gemm_sm90.split_tiles(4096, 8, 2, 132) == (4096, 1)          # batches are not split
 
 
 @pytest.mark.gpu
@@ -259,17 +264,16 @@ def test_sm90_split_tiles_within_bound(name):
     """A last wave of three tiles, and a grid of three tiles with huge and subnormal rows, each tile
     run as pieces over whole k-chunks and added by gemm_split_sm90_pieces."""
     import cupy
-    from splitprec._launch import multiprocessors
     _skip_without("sm90")
     d, k = sp.dtype(name), 2048
-    chunks = -(-_gpu.padded_k(k, d) // _gpu.cublas_chunk(d, k))
-    sms = multiprocessors()
-    assert _gpu.split_tiles(sms + 3, chunks, 1, sms)[1] > 1 and _gpu.split_tiles(3, chunks, 1, sms)[1] > 1
+    chunks = -(-cuda_split.padded_k(k, d) // gemm_cublas.cublas_chunk(d, k))
+    sms = launch.multiprocessors()
+    assert gemm_sm90.split_tiles(sms + 3, chunks, 1, sms)[1] > 1 and gemm_sm90.split_tiles(3, chunks, 1, sms)[1] > 1
     a, b = randn(128, k), randn(k, 128 * (sms + 3))
-    c = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), d, engine="sm90"))
+    c = cupy.asnumpy(cuda_gemm.matmul(cupy.asarray(a), cupy.asarray(b), d, engine="sm90"))
     _within_gpu_bound(c[:, -512:], a, b[:, -512:], name)        # three split tiles and one whole one
     a, b = _edge_values((100, k)), randn(k, 300)                # checked: overflowed entries recomputed
-    c = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), d, engine="sm90", checked=True))
+    c = cupy.asnumpy(cuda_gemm.matmul(cupy.asarray(a), cupy.asarray(b), d, engine="sm90", checked=True))
     _within_gpu_bound(c, a, b, name)
 
 
@@ -299,8 +303,8 @@ def test_split_kernel_matches_split(name, transpose, layout, shape, offset):
     d = sp.dtype(name)
     x = _edge_values(shape)
     x = np.swapaxes(x, -1, -2).copy() if transpose else x   # the edge rows become edge columns of B
-    pad = _gpu.padded_k(x.shape[-2] if transpose else x.shape[-1], d)
-    splitter = _gpu.split_operand if layout == "kernels" else _gpu.split_stacked
+    pad = cuda_split.padded_k(x.shape[-2] if transpose else x.shape[-1], d)
+    splitter = cuda_split.split_operand if layout == "kernels" else cuda_split.split_stacked
     op = splitter(_on_device(x, offset), d, transpose=transpose, pad=pad)
     ref = split(x, d, axis=-2 if transpose else -1)
     parts = cupy.asnumpy(op.parts)
@@ -331,15 +335,15 @@ def test_split_kernel_reports_peak_and_nonfinite_lines_and_zeroes_nonfinite(spli
     lines_shape = (3, cols if transpose else 70)
     words = cupy.zeros(1 + lines_shape[0] * lines_shape[1], np.uint32)      # the peak, then the lines
     peak, lines = words[:1], words[1:].reshape(lines_shape)
-    pad = _gpu.padded_k(x.shape[-2] if transpose else x.shape[-1], d)
-    getattr(_gpu, splitter)(cupy.asarray(x), d, transpose=transpose, pad=pad, report=(words, 0, 1))
+    pad = cuda_split.padded_k(x.shape[-2] if transpose else x.shape[-1], d)
+    getattr(cuda_split, splitter)(cupy.asarray(x), d, transpose=transpose, pad=pad, report=(words, 0, 1))
     assert int(peak.get()[0]) == np.float32(3e38).view(np.uint32)
     assert not lines.any()
     x[2, 9, 1], x[0, 0, 0], x[0, 69, cols - 1] = np.nan, -np.inf, np.inf
     clean = np.where(np.isfinite(x), x, np.float32(0))
     peak[...] = 0
-    op = getattr(_gpu, splitter)(cupy.asarray(x), d, transpose=transpose, pad=pad, report=(words, 0, 1))
-    ref = getattr(_gpu, splitter)(cupy.asarray(clean), d, transpose=transpose, pad=pad)
+    op = getattr(cuda_split, splitter)(cupy.asarray(x), d, transpose=transpose, pad=pad, report=(words, 0, 1))
+    ref = getattr(cuda_split, splitter)(cupy.asarray(clean), d, transpose=transpose, pad=pad)
     assert int(peak.get()[0]) > 0x7F800000                      # a NaN's bits: the largest
     expected = np.zeros(lines_shape, bool)
     for z, r, c in ((2, 9, 1), (0, 0, 0), (0, 69, cols - 1)):
@@ -365,7 +369,7 @@ def test_gpu_checked_matmul_has_the_float64_products_nonfinite_and_overflow(engi
     a[1, 20, :2], b[0, :2, 17] = (1e30, -1e30), (1e30, 1e30)    # narrow products overflow; exact: 0
     a[1, 21, :2] = (1e30, 1.0)                                  # beyond float32: +inf
     b[0, 2:, 17] = 0.0
-    c = cupy.asnumpy(_gpu.matmul(cupy.asarray(a), cupy.asarray(b), d, engine=engine, checked=True))
+    c = cupy.asnumpy(cuda_gemm.matmul(cupy.asarray(a), cupy.asarray(b), d, engine=engine, checked=True))
     with np.errstate(invalid="ignore", over="ignore"):
         exact = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
     for special in (np.isnan, np.isposinf, np.isneginf):
@@ -374,7 +378,7 @@ def test_gpu_checked_matmul_has_the_float64_products_nonfinite_and_overflow(engi
     clean = [np.where(np.isfinite(x), x, np.float32(0)) for x in (a, b)]
     finite = np.isfinite(exact)
     finite[1, 20:22, 17] = False
-    unchecked = cupy.asnumpy(_gpu.matmul(*(cupy.asarray(x) for x in clean), d, engine=engine))
+    unchecked = cupy.asnumpy(cuda_gemm.matmul(*(cupy.asarray(x) for x in clean), d, engine=engine))
     np.testing.assert_array_equal(c[finite], unchecked[finite])
 
 
@@ -385,7 +389,7 @@ def test_split_kernel_beyond_the_grid_y_limit_regression(name):
     rows = 65535 * 32 + 77                     # more row tiles than one launch's grid y holds
     x = cupy.asarray(randn(rows, 5))
     d = sp.dtype(name)
-    op = _gpu.split_operand(x[None], d, transpose=False, pad=_gpu.padded_k(5, d))
+    op = cuda_split.split_operand(x[None], d, transpose=False, pad=cuda_split.padded_k(5, d))
     tail = cupy.asnumpy(x[-40:])
     ref = split(tail, d, axis=-1)
     parts = cupy.asnumpy(op.parts[:, 0, -40:, :5])
@@ -400,7 +404,7 @@ def test_split_kernel_beyond_the_grid_y_limit_regression(name):
 @pytest.mark.parametrize("name", ["tf32x3", "bf16x9", "fp16x3"])
 def test_gpu_matmul_nonfinite_like_cpu(name, min_work, monkeypatch):
     import cupy
-    monkeypatch.setattr(_gpu, "CUBLAS_MIN_WORK", min_work)
+    monkeypatch.setattr(cuda_gemm, "CUBLAS_MIN_WORK", min_work)
     a, b = randn(20, 40), randn(40, 24)
     a[3, 5], a[7, 0], b[2, 9], b[11, 4] = np.nan, np.inf, -np.inf, np.inf
     c_gpu = cupy.asnumpy(sp.matmul(cupy.asarray(a), cupy.asarray(b), dtype=name))
@@ -421,7 +425,7 @@ def test_gpu_matmul_batched_shapes_within_bound(shape_a, shape_b, name, engine):
     _skip_without(engine)
     a, b = randn(*shape_a), randn(*shape_b)
     a2 = a[None, :] if a.ndim == 1 else a
-    c = _gpu.matmul(cupy.asarray(a2), cupy.asarray(b), sp.dtype(name), engine=engine)
+    c = cuda_gemm.matmul(cupy.asarray(a2), cupy.asarray(b), sp.dtype(name), engine=engine)
     _within_gpu_bound(cupy.asnumpy(c), a2, b, name)
 
 
@@ -448,17 +452,19 @@ def test_gpu_matmul_zero_size_dims_give_zeros(shape_a, shape_b):
 def test_gpu_precision_fp32_uses_measured_fastest_scheme():
     import cupy
     a, b = cupy.asarray(randn(40, 64)), cupy.asarray(randn(64, 24))
-    expected = sp.matmul(a, b, dtype=_gpu.fastest("fp32"))
-    assert _gpu.fastest("fp32").fp32_class
+    expected = sp.matmul(a, b, dtype=cuda_gemm.fastest("fp32"))
+    assert cuda_gemm.fastest("fp32").fp32_class
     cupy.testing.assert_array_equal(sp.matmul(a, b, precision="fp32"), expected)
 
 
 def test_measured_table_is_the_named_results_file():
-    """``_gpu.MEASURED`` (what precision="fp32" picks from) holds the public rows of the file it names."""
+    """``cuda_gemm.MEASURED`` (what precision="fp32" picks from, in tuning.json) holds the public rows
+    of the file it names."""
     import json
     import pathlib
-    results = json.loads((pathlib.Path(__file__).parent.parent / _gpu.MEASURED_SOURCE).read_text())["results"]
-    for name, (tflops, error) in _gpu.MEASURED.items():
+    results = json.loads((pathlib.Path(__file__).parent.parent / cuda_gemm.TUNING["measured"]["source"]).read_text())["results"]
+    for name, tflops in cuda_gemm.MEASURED.items():
+        error = cuda_gemm.TUNING["measured"]["error"][name]
         rows = {r["n"]: r for r in results if r["name"] == name and r["m"] == r["n"] == r["k"] and r["batch"] == 1}
         assert tflops == pytest.approx([rows[n]["tflops"] for n in (2048, 4096, 8192, 16384)], abs=0.01)
         assert error == pytest.approx(rows[8192]["rel_error"], rel=1e-2)

@@ -16,7 +16,8 @@ from hypothesis import example, given, strategies as st
 
 import splitprec as sp
 from accuracy import exact_matmul, gemm_bound
-from splitprec import _ozaki_engine, _ozaki_gpu
+from splitprec.engines.cuda import ozaki as cuda_ozaki
+from splitprec.engines.reference import ozaki as reference_ozaki
 from splitprec.dtypes import cheapest
 from splitprec.ozaki import COUNTS, K_BLOCK, ozaki2_int8, scale_exponents
 
@@ -74,7 +75,7 @@ big_integers = st.integers(-(2 ** 72) + 1, 2 ** 72 - 1).map(lambda v: float(v))
 @example(t=[0.0, 127.0, 128.0, -128.0, -129.0, 255.0, 256.0, float(2 ** 72 - 2 ** 31), float(-(2 ** 72) + 1)], name=OZAKI2[-1])
 def test_residues_are_the_symmetric_int8_residues(t, name):
     d = sp.dtype(name)
-    for m, r in zip(d.moduli, _ozaki_engine.residues(np.array(t), d)):
+    for m, r in zip(d.moduli, reference_ozaki.residues(np.array(t), d)):
         assert all(int(x) % m == int(y) % m and -(m // 2) <= y <= (m + 1) // 2 - 1 for x, y in zip(t, r))
 
 
@@ -85,7 +86,7 @@ def test_crt_recovers_every_integer_below_three_eighths_of_m(data, name):
     values = data.draw(st.lists(st.integers(-limit, limit), min_size=1, max_size=8))
     r = [np.array([float(v % m - (m if (v // m) % 2 and v % m else 0)) for v in values])
          for m in d.moduli]                                       # representatives in (-m, m)
-    got = _ozaki_engine.crt(r, d)
+    got = reference_ozaki.crt(r, d)
     for v, c in zip(values, got):       # docs/bounds.md: 2u|C| + 3u|Y|, |Y| <= 2**(log2 M - 63)
         assert abs(c - v) <= 2.0 ** -52 * (1 + 2.0 ** -50) * abs(v) + 2.0 ** (d.modulus.bit_length() - 113)
 
@@ -234,12 +235,12 @@ def test_errors_name_the_argument_and_what_is_accepted(call, error, message):
         call()
 
 
-@pytest.mark.parametrize("filename", [_ozaki_gpu.RESIDUE_FILE, _ozaki_gpu.CRT_FILE])
+@pytest.mark.parametrize("filename", [cuda_ozaki.RESIDUE_FILE, cuda_ozaki.CRT_FILE])
 @pytest.mark.parametrize("arch", ["90", "80"])
 def test_every_kernel_instantiation_compiles_with_nvrtc(filename, arch):
     from cuda.bindings import nvrtc
     from test_kernels_gemm import _nvrtc_compile
-    result, log = _nvrtc_compile(filename, _ozaki_gpu.instantiations()[filename], arch)
+    result, log = _nvrtc_compile(filename, cuda_ozaki.instantiations()[filename], arch)
     assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, log
 
 
@@ -255,19 +256,19 @@ def test_gpu_residues_and_every_modulus_product_are_exact(name):
     planes, exps = [], []
     for x, bits in ((a, d.bits[0]), (b, d.bits[1])):
         words = cupy.zeros(1 + x.shape[0], np.uint32)           # the flag, then one word per row
-        p, e = _ozaki_gpu._residues(cupy.asarray(x)[None], d, bits, (words, 0, 1))
+        p, e = cuda_ozaki._residues(cupy.asarray(x)[None], d, bits, (words, 0, 1))
         assert int(words[0]) == 0x7F800000
         np.testing.assert_array_equal(words[1:].get() != 0, ~np.isfinite(x).all(axis=1))
         clean = np.where(np.isfinite(x), x, 0.0)
         sigma = scale_exponents(clean, bits, -1)
         assert np.array_equal(e.get(), sigma[:, 0])
-        expected = _ozaki_engine.residues(np.rint(np.ldexp(clean, sigma)), d)
+        expected = reference_ozaki.residues(np.rint(np.ldexp(clean, sigma)), d)
         assert np.array_equal(p.get()[0, :, :, :300], np.stack(expected).astype(np.int8))
         assert not p.get()[0, :, :, 300:].any()
         planes.append(p)
     ra, rb = (p.get()[0].astype(np.int64) for p in planes)
     for batched in (True, False):
-        prod = _ozaki_gpu._products(planes[0], planes[1], 1, d, batched=batched).get()[0, 0]
+        prod = cuda_ozaki._products(planes[0], planes[1], 1, d, batched=batched).get()[0, 0]
         for l in range(d.terms):
             assert np.array_equal(prod[l][:, :29], ra[l] @ rb[l].T)
 

@@ -20,20 +20,19 @@ import math
 
 import numpy as np
 
-from ._gpu import _at, fix_nonfinite, flatten_batch, nonfinite_report
-from .ozaki import K_BLOCK, SCHEMES, grid_bits
+from ...dtypes import dtype
+from ...ozaki import K_BLOCK, SCHEMES, grid_bits
+from .launch import launch
+from .nonfinite import fix_nonfinite, nonfinite_report
+from .split import MAX_GRID_Y, at, flatten_batch
+from .tuning import TUNING
 
 RESIDUE_FILE = "ozaki2_residues_sm80.cu"
 CRT_FILE = "ozaki2_crt_sm80.cu"
 _PAD = 16                      # K' granularity (int8 tensor-core GEMMs want k % 16 == 0)
 _CUDA_R_8I, _CUDA_R_32I, _CUBLAS_COMPUTE_32I = 3, 10, 72
 _THREADS = 256
-# int8 GEMMs as one strided batch over (batch entry, modulus) (True) or one gemmEx per modulus (False);
-# None: gemmEx per modulus for a single product, the strided batch for batched products. On the H200,
-# batch 1, gemmEx per modulus was faster at every size (x14: 53.8 / 67.2 / 68.6 TFLOP/s against
-# 47.3 / 60.6 / 66.5 at n = 4096 / 8192 / 16384; benchmarks/results/gemm-fp64-2026-11-30-d6496df.json).
-BATCHED_GEMMS = None
-_MAX_GRID_Y = 65535
+BATCHED_GEMMS = TUNING["ozaki"]["batched_gemms"]   # None: per modulus for one product, batched otherwise
 
 
 def residue_expression(d):
@@ -56,14 +55,13 @@ def _residues(x, d, bits, report):
     and two indices into it; the kernel sets the flag word to inf's float32 bits and the line word
     of each row (from ``lines`` on) that holds NaN/inf."""
     import cupy
-    from ._launch import launch
     batch, rows, k = x.shape
     pad = -(-k // _PAD) * _PAD
     planes = cupy.empty((batch, d.terms, rows, pad), np.int8)
     exponent = cupy.empty(batch * rows, np.int32)
     if batch * rows:
         launch(RESIDUE_FILE, residue_expression(d), (batch * rows, 1, 1), (_THREADS, 1, 1),
-               (x, planes, exponent, _at(report[0], report[1]), _at(report[0], report[2]), np.int32(rows),
+               (x, planes, exponent, at(report[0], report[1]), at(report[0], report[2]), np.int32(rows),
                 np.int32(k), np.int32(pad), np.int32(bits), np.int32(grid_bits(k))))
     return planes, exponent
 
@@ -114,18 +112,16 @@ def _products(pa, pb, batch, d, *, batched=None):
 def _device_constants(name, device):
     """``dtype(name).crt_constants()`` on device ``device``, copied once."""
     import cupy
-    from .dtypes import dtype
     return cupy.asarray(dtype(name).crt_constants())
 
 
 def _crt(prod, ea, eb, batch, n, d):
     """float64 (batch, m, n) from the products by the CRT kernel (exponents: (batch or 1) * rows)."""
     import cupy
-    from ._launch import launch
     blocks, _, count, m, ldc = prod.shape
     out = cupy.empty((batch, m, n), np.float64)
     consts = _device_constants(d.name, cupy.cuda.Device().id)
-    grid = (-(-n // _THREADS), min(batch * m, _MAX_GRID_Y), 1)       # the kernel loops over rows
+    grid = (-(-n // _THREADS), min(batch * m, MAX_GRID_Y), 1)       # the kernel loops over rows
     launch(CRT_FILE, crt_expression(d), grid, (_THREADS, 1, 1),
            (prod, out, ea, eb, consts, np.int32(m), np.int32(n), np.int32(batch * m), np.int32(ldc),
             np.int32(blocks), np.int64(batch * count * m * ldc),

@@ -11,7 +11,7 @@ import importlib.resources
 import pathlib
 import re
 
-_CHECKOUT = pathlib.Path(__file__).resolve().parent.parent / "kernels"
+_CHECKOUT = pathlib.Path(__file__).resolve().parents[3] / "kernels"
 _INCLUDE = re.compile(r'^#include "(common/[\w.]+)"\s*$', re.MULTILINE)
 # cupy appends -ftz=true to every NVRTC compile; the CI build uses the same. Where subnormals matter
 # (the split, the promotion adds) the kernels use inline PTX without .ftz (kernels/common/pow2.cuh).

@@ -1,61 +1,11 @@
 """SplitArray: numpy-like arrays of a split-precision scheme, on numpy (cpu) or cupy (gpu) storage.
 
-Members: :class:`SplitArray`, :func:`asarray`, :func:`zeros`, :func:`ones`, :func:`empty`,
-:func:`full`. A SplitArray stores the float32 value of its data and a scheme (``dtype``, a
+A SplitArray stores the float32 value of its data and a scheme (``dtype``, a
 :class:`~splitprec.SplitDType`). Elementwise operations are numpy's float32 operations on that
-value (on gpu: evaluated in float64 from the exactly widened value and rounded once, because cupy's
-float32 kernels flush subnormals; so ``+ - * / sqrt``, comparisons and min/max give numpy's float32
-results bit for bit, subnormals included, and transcendentals are correctly rounded or within an
-ulp of numpy's); contractions (``@``, ``np.matmul``, ``np.dot``, ``np.tensordot``, ``np.einsum``) run
-:func:`splitprec.matmul` in the scheme; ``sum``/``mean``/``np.linalg.norm`` are compensated
-(see ``splitprec._array_functions``).
-
-Split once, multiply many
-    The parts (hi, mid, lo) of an operand are computed by :func:`splitprec.split.split` the first
-    time a product needs them, then cached per scheme and, for ``pow2`` schemes (``fp16``,
-    ``fp16x3``), per reduction axis. A view (indexing, ``T``, ``reshape``, ...) of an elementwise
-    scheme takes its parts from the array it views. Writing through any array (``a[i] = x``,
-    ``a += b``) invalidates the cached parts of every array sharing its storage. The cache holds
-    ``terms`` float32 arrays per scheme (and axis), e.g. three times the value for ``bf16x9``. On
-    gpu the cache holds the parts as the GPU engines read them (narrow values, padded along k, with
-    their pow2 exponents and NaN/inf flags), per scheme, side of the product and engine layout:
-    ``terms`` values of 2 bytes (bf16, fp16) or 4 (tf32) per element, so a product with a cached
-    operand skips that operand's split; a 2-D ``T`` view shares them with its base (``W @ x`` and
-    ``W.T @ r`` split ``W`` once).
-
-Data in: nothing is rounded silently
-    ``asarray``, ``full`` and ``a[i] = x`` take float32 and float16 arrays (float16 widens
-    exactly), SplitArrays, and integer or bool arrays, Python scalars and nested lists whose every
-    value float32 holds exactly (integers below 2**53 in magnitude). float64 arrays and values that
-    float32 cannot hold raise TypeError: round explicitly, e.g. ``numpy.float32(x)``. ``asarray``
-    copies array data, so the SplitArray owns its storage.
-
-Arithmetic and promotion
-    ======================================  =======================================================
-    operands                                result
-    ======================================  =======================================================
-    SplitArray[s] op SplitArray[t]          SplitArray[promote(s, t)]
-    SplitArray[s] op float32/float16 array  SplitArray[s]
-    SplitArray[s] op Python int or float    SplitArray[s]; the scalar is weak (NEP 50): it becomes
-                                            float32 exactly as in ``float32_array op scalar``
-    SplitArray op float64 array, integer    TypeError (no silent downcast); convert explicitly
-    array, numpy.float64 or list
-    comparisons, isnan, isfinite, signbit   bool array of the storage kind
-    ======================================  =======================================================
-
-    ``promote`` picks the scheme with the smaller ``product_error``; a tie goes to the unscaled
-    scheme (``pow2`` scaling loses entries far below their row's maximum), then to the smaller
-    ``cost``. From most to least accurate: bf16x9, bf16x6, tf32x3, fp16x3, bf16x3, tf32, fp16,
-    bf16. An in-place operation whose promoted scheme differs from the target's raises TypeError.
-    A result of ndim 0 (``a[0, 0]``, ``a.sum()``, ``v @ v``) is a scalar of the storage kind:
-    ``numpy.float32`` on cpu, a 0-d cupy array on gpu (no device-to-host copy).
-
-Devices
-    ``device="cpu"`` stores a numpy array, ``device="gpu"`` a cupy array; every operation stays on
-    its device, and mixing the two raises ValueError. ``np.asarray(a)`` gives a read-only view of
-    the value on cpu and raises TypeError on gpu (use ``a.get()``, as cupy asks).
-    ``__dlpack__`` and, on gpu, ``__cuda_array_interface__`` export the value without a copy;
-    writing through such an export bypasses the cache invalidation.
+value; contractions (``@``, ``np.matmul``, ``np.dot``, ``np.tensordot``, ``np.einsum``) run
+:func:`splitprec.matmul` in the scheme, each operand split once and its parts cached until a
+write. docs/arrays.md states the rules: caching, what data is accepted (nothing is rounded
+silently), promotion, devices.
 
 Examples
 --------
@@ -82,13 +32,14 @@ import numbers
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-from ._backend import device_name, is_cupy, namespace
-from .dtypes import SplitDType, cheapest, dtype as get_dtype, dtypes
-from .formats import narrow, widen
-from .split import Parts, split
+from .._backend import device_name, is_cupy, namespace
+from ..dtypes import SplitDType, cheapest, dtype as get_dtype, dtypes
+from ..formats import narrow, widen
+from ..linalg import _raw_matmul, _scheme as linalg_scheme
+from ..split import Parts, split
 
 _DEVICES = ("cpu", "gpu")
-_HANDLED = {}            # numpy function -> SplitArray implementation (filled by _array_functions)
+HANDLED = {}             # numpy function -> SplitArray implementation (filled by array.functions)
 _FLOAT_UFUNCS = frozenset([
     np.add, np.subtract, np.multiply, np.divide, np.power, np.negative, np.positive, np.absolute,
     np.sqrt, np.cbrt, np.square, np.reciprocal, np.exp, np.exp2, np.expm1, np.log, np.log2,
@@ -165,7 +116,7 @@ class SplitArray(NDArrayOperatorsMixin):
 
     def _cached(self, key, make, transposed=None):
         """``make()``, kept under ``key`` until the array (or one sharing its storage) is written:
-        the parts of a scheme here, the device operands of the GPU engines in ``splitprec._gpu``.
+        the parts of a scheme here, the device operands of the GPU engines (``splitprec.engines.cuda.split``).
         ``transposed``: the key of the same value in an array whose 2-D transpose this one is (as
         the GPU engines' parts of one side of a product are the other side's parts of the
         transpose); a ``T`` view keeps it there, shared with its base."""
@@ -311,7 +262,7 @@ class SplitArray(NDArrayOperatorsMixin):
         """The array flattened to one dimension."""
         return self._view(lambda v: v.ravel())
 
-    # -- reductions: numpy's methods (accuracy in splitprec._array_functions) ----------------------
+    # -- reductions: numpy's methods (accuracy in splitprec.array.functions) ----------------------
     sum = _reduction(np.sum, "Compensated pairwise sum (``np.sum``).")
     mean = _reduction(np.mean, "Mean from the compensated sum (``np.mean``).")
     max = _reduction(np.max, "Largest element (``np.max``).")
@@ -327,7 +278,7 @@ class SplitArray(NDArrayOperatorsMixin):
             return NotImplemented
         op = ufunc.__name__
         if ufunc is np.matmul:
-            return _array_functions._matmul(*inputs, out=None if out is None else out[0], op=op)
+            return matmul(*inputs, out=None if out is None else out[0], op=op)
         values = [_ufunc_operand(x, op) for x in inputs]
         xp = _namespace(op, *values)
         shapes = [getattr(v, "shape", ()) for v in values]
@@ -346,7 +297,7 @@ class SplitArray(NDArrayOperatorsMixin):
             _write_out(out[0], result, d, op)
 
     def __array_function__(self, func, types, args, kwargs):
-        handler = _HANDLED.get(func)
+        handler = HANDLED.get(func)
         if handler is None or not all(issubclass(t, SplitArray) or t.__name__ == "ndarray"
                                       for t in types):
             return NotImplemented
@@ -355,7 +306,7 @@ class SplitArray(NDArrayOperatorsMixin):
     @staticmethod
     def __splitprec_matmul__(a, b, /, out=None, *, dtype=None, precision=None):
         """``splitprec.matmul`` with a SplitArray operand (called by ``splitprec.linalg``)."""
-        return _array_functions._matmul(a, b, out=out, dtype=dtype, precision=precision,
+        return matmul(a, b, out=out, dtype=dtype, precision=precision,
                                         op="matmul")
 
 
@@ -365,7 +316,7 @@ def _transposes(view, base):
             and view.strides == base.strides[::-1] and view.data.ptr == base.data.ptr)
 
 
-# -- helpers shared with _array_functions ----------------------------------------------------------
+# -- helpers shared with array.functions ----------------------------------------------------------
 
 def promote(*schemes):
     """The scheme of a result from operands of ``schemes`` (table in the module docstring)."""
@@ -512,6 +463,20 @@ def _write_out(out, value, d, op):
     return out
 
 
+# -- contractions -----------------------------------------------------------------------------------
+
+def matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul"):
+    """``a @ b`` through ``splitprec.matmul``'s engine with the cached parts of SplitArrays."""
+    if dtype is None and precision is None:
+        dtype = promote(*[x._dtype for x in (a, b) if isinstance(x, SplitArray)])
+    values = [x._value if isinstance(x, SplitArray) else x for x in (a, b)]
+    d = linalg_scheme(dtype, precision, op, on_gpu=_namespace(op, *values) is not np)
+    splitters = [x._parts if isinstance(x, SplitArray) else None for x in (a, b)]
+    caches = [x._cached if isinstance(x, SplitArray) else None for x in (a, b)]
+    value = _raw_matmul(*values, out=None, dtype=d, precision=None, op=op, splitters=splitters, caches=caches)
+    return _finish(SplitArray._wrap(value, d)) if out is None else _write_out(out, value, d, op)
+
+
 # -- creation --------------------------------------------------------------------------------------
 
 def _move(value, device, op):
@@ -561,43 +526,3 @@ def asarray(x, dtype=None, *, device=None):
     data = _as_float32(x, "asarray", "x")
     value = _move(data, device, "asarray")
     return SplitArray._wrap(value.copy() if value is data else value, d)
-
-
-def _creation(shape, dtype, device, op):
-    """An uninitialized float32 value of ``shape`` on ``device`` and the scheme, for ``op``."""
-    d = _scheme(dtype, op)
-    if device not in (None, *_DEVICES):
-        raise ValueError(f"{op}: unknown device {device!r}; expected 'cpu' or 'gpu'")
-    xp = np
-    if device == "gpu":
-        import cupy as xp
-    return xp.empty(shape, np.float32), d
-
-
-def empty(shape, dtype=None, *, device=None):
-    """An uninitialized SplitArray (``asarray`` explains ``dtype`` and ``device``)."""
-    return SplitArray._wrap(*_creation(shape, dtype, device, "empty"))
-
-
-def _filled(shape, fill_value, dtype, device, op):
-    value, d = _creation(shape, dtype, device, op)
-    value[...] = _data_on(fill_value, device_name(value), op, "fill_value")
-    return SplitArray._wrap(value, d)
-
-
-def full(shape, fill_value, dtype=None, *, device=None):
-    """A SplitArray of ``shape`` filled with ``fill_value`` (which float32 must hold exactly)."""
-    return _filled(shape, fill_value, dtype, device, "full")
-
-
-def zeros(shape, dtype=None, *, device=None):
-    """A SplitArray of zeros (``asarray`` explains ``dtype`` and ``device``)."""
-    return _filled(shape, 0, dtype, device, "zeros")
-
-
-def ones(shape, dtype=None, *, device=None):
-    """A SplitArray of ones (``asarray`` explains ``dtype`` and ``device``)."""
-    return _filled(shape, 1, dtype, device, "ones")
-
-
-from . import _array_functions  # noqa: E402,F401  (fills _HANDLED: the numpy functions above)

@@ -1,13 +1,14 @@
 """The Ozaki-II engine on numpy: scale to integers, residues, exact modular products, CRT.
 
-The numpy engine is the reference model of the GPU engine (``splitprec._ozaki_gpu``): the same
+The numpy engine is the reference model of the GPU engine (``splitprec.engines.cuda.ozaki``): the same
 exponents, the same int8 residues, the same products modulo each ``m_l`` (float64 BLAS here: every
 product of residues and every partial sum is an integer below 2**53, so the result is exact in any
 order), and the same float64 operations in the CRT, so both engines return the same bits.
 """
 import numpy as np
 
-from .ozaki import K_BLOCK, scale_exponents
+from ...ozaki import K_BLOCK, scale_exponents
+from .gemm import with_nonfinite
 
 
 def residues(t, d):
@@ -61,10 +62,10 @@ def _modular_products(ra, rb, d):
     return out
 
 
-def product(a, b, d):
+def _product(a, b, d):
     """``(a @ b with NaN/inf inputs taken as zeros, whether every input is finite)`` for float64
     numpy arrays of ndim >= 2 (batch dimensions broadcast) in Ozaki-II scheme ``d`` (cupy arrays:
-    ``splitprec._ozaki_gpu.matmul``).
+    ``splitprec.engines.cuda.ozaki.matmul``).
 
     Accuracy: ``accuracy.gemm_bound(a, b, d)``, checked by
     ``tests/test_ozaki.py::test_matmul_error_within_bound``.
@@ -82,3 +83,15 @@ def product(a, b, d):
     rb = residues(np.rint(np.ldexp(b, tau)), d)
     value = crt(_modular_products(ra, rb, d), d)
     return np.ldexp(value, -(sigma + tau)), all_finite
+
+
+def matmul(a, b, d):
+    """``a @ b`` for float64 numpy arrays of ndim >= 2 in Ozaki-II scheme ``d``: NaN/inf exactly
+    where the float64 product has them.
+
+    Accuracy: ``accuracy.gemm_bound(a, b, d)``, checked by
+    ``tests/test_ozaki.py::test_matmul_error_within_bound``.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        c, all_finite = _product(a, b, d)
+    return c if all_finite else with_nonfinite(c, a, b)

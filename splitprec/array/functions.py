@@ -31,9 +31,8 @@ import string
 
 import numpy as np
 
-from ._backend import namespace
-from .array import SplitArray, _HANDLED, _finish, _namespace, _write_out, promote
-from .linalg import _raw_matmul, _scheme as _linalg_scheme
+from .._backend import namespace
+from .core import HANDLED, SplitArray, _finish, _namespace, _write_out, matmul, promote
 
 _LABELS = string.ascii_letters
 
@@ -41,7 +40,7 @@ _LABELS = string.ascii_letters
 def _implements(*functions):
     def register(handler):
         for function in functions:
-            _HANDLED[function] = handler
+            HANDLED[function] = handler
         return handler
     return register
 
@@ -152,18 +151,6 @@ for _name in ("array_equal", "allclose", "isclose"):
 
 # -- contractions ----------------------------------------------------------------------------------
 
-def _matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul"):
-    """``a @ b`` through ``splitprec.matmul``'s engine with the cached parts of SplitArrays."""
-    if dtype is None and precision is None:
-        dtype = promote(*[x._dtype for x in (a, b) if isinstance(x, SplitArray)])
-    values = [x._value if isinstance(x, SplitArray) else x for x in (a, b)]
-    d = _linalg_scheme(dtype, precision, op, on_gpu=_namespace(op, *values) is not np)
-    splitters = [x._parts if isinstance(x, SplitArray) else None for x in (a, b)]
-    caches = [x._cached if isinstance(x, SplitArray) else None for x in (a, b)]
-    value = _raw_matmul(*values, out=None, dtype=d, precision=None, op=op, splitters=splitters, caches=caches)
-    return _finish(SplitArray._wrap(value, d)) if out is None else _write_out(out, value, d, op)
-
-
 def _plain(x, op, d=None):
     """``x`` as a SplitArray: SplitArrays as they are, float32/float16 arrays wrapped (scheme d)."""
     if isinstance(x, SplitArray):
@@ -205,7 +192,7 @@ def _contract(a, b, sub_a, sub_b, sub_out, op):
     m, k, n = (math.prod(lengths(x)) for x in (free_a, summed, free_b))
     a3 = _arrange(a, list(sub_a), batch + free_a + summed, lengths(batch) + (m, k))
     b3 = _arrange(b, list(sub_b), batch + summed + free_b, lengths(batch) + (k, n))
-    c = _matmul(a3, b3, op=op)
+    c = matmul(a3, b3, op=op)
     arranged = batch + free_a + free_b
     return _finish(_arrange(c.reshape(lengths(arranged)), arranged, list(sub_out), lengths(sub_out)))
 

@@ -1,0 +1,40 @@
+"""NaN/inf on the device: the float64 product's non-finite pattern without a host round trip.
+
+The operand kernels (the split, the Ozaki residues) report, as they read, each operand's peak and
+the rows of A and columns of B that hold NaN/inf; ``kernels/gemm_nonfinite_sm80.cu`` then writes
+NaN/inf where the float64 product has them and, for float32, recomputes entries whose narrow
+products overflowed as float64 dot products. It returns at once when neither can occur.
+"""
+import numpy as np
+
+from .launch import launch
+from .split import at
+
+NONFINITE_FILE = "gemm_nonfinite_sm80.cu"
+_NONFINITE_BLOCKS = 1024      # blocks of gemm_nonfinite: few, since they usually return at once
+NONFINITE_EXPRESSION = {"f": "gemm_nonfinite<float>", "d": "gemm_nonfinite<double>"}
+
+
+def nonfinite_report(a, b):
+    """``(words, for_a, for_b)``: the zeroed uint32 report that the operand kernels of ``a`` (batch or
+    1, m, k) and ``b`` (batch or 1, k, n) fill and ``fix_nonfinite`` reads (A's and B's peak words,
+    then a flag per row of A and per column of B), and each operand's ``(words, peak, lines)``."""
+    import cupy
+    lines_a = a.shape[0] * a.shape[1]
+    words = cupy.zeros(2 + lines_a + b.shape[0] * b.shape[2], np.uint32)
+    return words, (words, 0, 2), (words, 1, 2 + lines_a)
+
+
+def fix_nonfinite(a, b, c, report):
+    """Give ``c`` (batch, m, n; float32 or float64, as ``a`` and ``b``) the float64 product's NaN/inf
+    where the operand kernels for ``a`` (batch or 1, m, k) and ``b`` (batch or 1, k, n) reported them
+    in ``report`` (the words of ``nonfinite_report``), and for float32 recompute
+    entries whose narrow products overflowed: one launch of ``kernels/gemm_nonfinite_sm80.cu``,
+    which returns at once when neither can occur."""
+    batch, m, n = c.shape
+    lines_a = a.shape[0] * m
+    grid = (min(-(-c.size // 256), _NONFINITE_BLOCKS), 1, 1)
+    launch(NONFINITE_FILE, NONFINITE_EXPRESSION[c.dtype.char], grid, (256, 1, 1),
+           (a, b, c, report, at(report, 2), at(report, 2 + lines_a), np.int32(m), np.int32(n),
+            np.int32(a.shape[-1]), np.int64(batch), np.int32(a.shape[0] > 1), np.int32(b.shape[0] > 1)))
+    return c
