@@ -140,8 +140,10 @@ def test_fft_bound_is_inf_for_nonfinite_or_huge_signals():
 
 
 def test_fft_bound_rejects_bad_arguments():
-    with pytest.raises(ValueError, match=r"^fft_bound: x has dtype int64"):
+    with pytest.raises(TypeError, match=r"^fft_bound: x has dtype int64; accepted: float32, complex64 \(or float16\)"):
         fft_bound(np.arange(4), "bf16x9")
+    with pytest.raises(ValueError, match=r"^fft_bound: x has shape \(0,\); expected a non-empty last axis"):
+        fft_bound(np.ones(0, np.complex64), "bf16x9")
     with pytest.raises(ValueError, match=r"^fft_bound: unknown engine 'tpu'"):
         fft_bound(np.ones(4, np.complex64), "bf16x9", "tpu")
 
