@@ -90,6 +90,7 @@ def _parser():
                      help="overwrite a report already in --out (without it an existing report is "
                      "refused, exit status 2)")
     rep.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    rep.set_defaults(usage=rep)             # usage errors are reported as "splitprec report: error: ..."
     return parser
 
 
@@ -175,7 +176,7 @@ def main(argv=None):
     """Entry point of the ``splitprec`` console script; returns the exit status."""
     parser = _parser()
     args = parser.parse_args(argv)
-    return report_command(args, parser)
+    return report_command(args, args.usage)
 
 
 if __name__ == "__main__":

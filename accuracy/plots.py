@@ -43,6 +43,15 @@ def _draw(ax, xs, ys, style, label, exact_marked):
 
 def _line_plot(plt, lines, native, xlabel, title, path, logx, native_label="native fp32"):
     fig, ax = plt.subplots(figsize=(8.4, 4.2))
+    draw_lines(ax, lines, native, logx, native_label)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+def draw_lines(ax, lines, native, logx, native_label):
+    """``lines`` (``{scheme: [(x, error)]}``) and the native line on ``ax``, legend outside."""
     every_x = [x for points in lines.values() for x, _ in points]
     span = (max(every_x) - min(every_x)) or 1.0
     exact_marked = False
@@ -57,13 +66,9 @@ def _line_plot(plt, lines, native, xlabel, title, path, logx, native_label="nati
     if logx:
         ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
     ax.set_ylabel("normwise relative error")
-    ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
 
 
 def _ratios(results, target):
@@ -91,17 +96,25 @@ def _tightness_panel(ax, by_scheme, title):
     ax.set_title(title, fontsize=10)
 
 
-def _tightness(plt, results, path):
-    panels = [(target, title, _ratios(results, target)) for target, title in
+def tightness_figure(plt, results):
+    """The tightness figure, one panel per target present (None if no nonzero errors)."""
+    panels = [(title, _ratios(results, target)) for target, title in
               (("float32", "float32-target schemes"), ("float64", "fp64 schemes (ozaki2_int8xN)"))]
-    panels = [p for p in panels if p[2]]
+    panels = [p for p in panels if p[1]]
     if not panels:
-        return False
+        return None
     fig, axes = plt.subplots(1, len(panels), figsize=(6.0 * len(panels) + 2.0, 4.4), squeeze=False)
-    for ax, (_, title, by_scheme) in zip(axes[0], panels):
+    for ax, (title, by_scheme) in zip(axes[0], panels):
         _tightness_panel(ax, by_scheme, title)
     axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.suptitle("Bound tightness (CPU engine, all cases)")
+    return fig
+
+
+def _tightness(plt, results, path):
+    fig = tightness_figure(plt, results)
+    if fig is None:
+        return False
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return True
