@@ -222,17 +222,18 @@ class CheckResult:
     target: str = "float32"        # the operands' class: native is SGEMM ("float32") or DGEMM
 
     def to_markdown(self):
-        head = (f"| scheme | normwise error | max error/bound | vs native {NATIVE[self.target]} | time (s) |\n"
-                "|---|---|---|---|---|\n")
-        body = "".join(f"| {r.scheme} | {r.normwise:.3g} | {r.ratio:.3g} | "
+        head = (f"| scheme | normwise error | max error/bound | max error/prob. bound | vs native "
+                f"{NATIVE[self.target]} | time (s) |\n|---|---|---|---|---|---|\n")
+        body = "".join(f"| {r.scheme} | {r.normwise:.3g} | {r.ratio:.3g} | {r.ratio_probabilistic:.3g} | "
                        f"{_versus(r.normwise, r.native)} | {r.seconds:.3g} |\n" for r in self.rows)
         return head + body
 
     def __str__(self):
         width = max([8] + [len(r.scheme) for r in self.rows])
         native = NATIVE[self.target]
-        lines = [f"{'scheme':<{width}} {'normwise':>10} {'err/bound':>10} {'vs ' + native:>10} {'time s':>8}"]
-        lines += [f"{r.scheme:<{width}} {r.normwise:>10.3g} {r.ratio:>10.3g} "
+        lines = [f"{'scheme':<{width}} {'normwise':>10} {'err/bound':>10} {'err/prob.':>10} "
+                 f"{'vs ' + native:>10} {'time s':>8}"]
+        lines += [f"{r.scheme:<{width}} {r.normwise:>10.3g} {r.ratio:>10.3g} {r.ratio_probabilistic:>10.3g} "
                   f"{_versus(r.normwise, r.native):>10} {r.seconds:>8.3g}" for r in self.rows]
         error = self.rows[0].native if self.rows else float("nan")
         lines.append(f"native {self.target} matmul normwise error: {error:.3g}; shape {self.shape}")
@@ -301,7 +302,8 @@ def check(a, b, schemes=None, *, engine="cpu"):
     -------
     CheckResult
         ``.rows`` holds one :class:`Measurement` per scheme; ``str()`` is a plain table,
-        ``.to_markdown()`` a markdown one. "vs native" is the scheme's normwise error over that of
+        ``.to_markdown()`` a markdown one, both with the error over the rigorous and over the
+        probabilistic bound (confidence :data:`CONFIDENCE`, docs/bounds.md section 13). "vs native" is the scheme's normwise error over that of
         ``numpy.matmul`` of the same operands: float32 BLAS ("vs native fp32"), or float64 BLAS,
         DGEMM ("vs native fp64"); below 1: more accurate than it.
 

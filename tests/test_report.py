@@ -96,7 +96,9 @@ def test_check_tables_every_scheme_on_user_matrices():
     assert len(result.rows) == 8 and all(r.ratio <= 1 for r in result.rows)
     text, md = str(result), result.to_markdown()
     assert "bf16x9" in text and "native float32" in text
-    assert md.startswith("| scheme | normwise error | max error/bound | vs native fp32 | time (s) |")
+    assert md.startswith("| scheme | normwise error | max error/bound | max error/prob. bound | vs native fp32 "
+                         "| time (s) |")
+    assert all(r.ratio <= r.ratio_probabilistic <= 1 for r in result.rows)
     errors = {r.scheme: r.normwise for r in result.rows}
     assert errors["bf16x9"] < errors["bf16x3"] < errors["bf16"]
 
@@ -159,7 +161,8 @@ def test_check_on_float64_operands_runs_the_fp64_schemes_against_dgemm():
     assert [r.scheme for r in result.rows] == FP64 and all(r.ratio <= 1 for r in result.rows)
     assert result.target == "float64" and result.rows[0].native == accuracy.measure._normwise(
         a @ b, accuracy.exact_matmul(a, b))
-    assert result.to_markdown().startswith("| scheme | normwise error | max error/bound | vs native fp64 |")
+    assert result.to_markdown().startswith("| scheme | normwise error | max error/bound | max error/prob. bound "
+                                           "| vs native fp64 |")
     assert "native float64 matmul normwise error" in str(result)
     one = check(a, b, ["OZAKI2_INT8x14"])
     assert [r.scheme for r in one.rows] == ["ozaki2_int8x14"]
@@ -388,3 +391,25 @@ def test_tightness_plot_has_separate_fp32_and_fp64_panels():
     ticks = [[t.get_text() for t in ax.get_xticklabels()] for ax in fig.axes]
     assert "bf16x9" in ticks[0] and "ozaki2_int8x14" not in ticks[0] and ticks[1] == ["ozaki2_int8x14"]
     plt.close(fig)
+
+
+# ---- GPU engine (run on a machine with a CUDA GPU) ---------------------------------------------------
+
+@pytest.mark.gpu
+def test_gpu_fft_native_is_cufft_in_single_precision():
+    import cupy
+    x = cases.complex_normal(np.random.default_rng(5), 256)
+    m = accuracy.measure.measure_fft(x, "bf16x9", "gpu")
+    cufft = cupy.asnumpy(cupy.fft.fft(cupy.asarray(x))).astype(np.complex128)
+    assert m.native == accuracy.measure._normwise(cufft, accuracy.measure.exact_spectrum(x))
+
+
+@pytest.mark.gpu
+def test_probabilistic_bound_holds_at_its_rate_on_the_gpu_engine():
+    rng = np.random.default_rng(6)
+    a, b = cases.normal(rng, (64, 2048)), cases.normal(rng, (2048, 64))
+    rows = check(a, b, engine="gpu").rows
+    entries = 64 * 64 * len(rows)
+    outside = sum(r.outside_probabilistic * 64 * 64 for r in rows)
+    assert outside <= entries * (1 - accuracy.measure.CONFIDENCE) + 4 * math.sqrt(entries * 1e-3) + 1
+    assert all(r.ratio <= r.ratio_probabilistic for r in rows)
