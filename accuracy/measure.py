@@ -142,12 +142,13 @@ def _outside(error, bound):
     return float((error > bound)[counted].mean()) if counted.any() else 0.0
 
 
-def measure_gemm(a, b, scheme, engine="cpu", *, reference=None, native=None):
+def measure_gemm(a, b, scheme, engine="cpu", *, reference=None, native=None, probabilistic=True):
     """Run ``splitprec.matmul(a, b, dtype=scheme)`` on ``engine`` and compare with the exact product.
 
     float32 operands for the float32-target schemes, float64 for ``ozaki2_int8x<N>``.
     ``reference`` (``exact_matmul(a, b)``) and ``native`` (the normwise error of numpy's matmul of
     the same operands: SGEMM, or DGEMM for float64) may be passed in when schemes share one input.
+    ``probabilistic=False`` skips the probabilistic bound (``ratio_probabilistic`` stays NaN).
     """
     check_engine(engine, "measure_gemm")
     exact = exact_matmul(a, b) if reference is None else reference
@@ -159,14 +160,16 @@ def measure_gemm(a, b, scheme, engine="cpu", *, reference=None, native=None):
     computed = back(splitprec.matmul(da, db, dtype=scheme)).astype(np.float64)
     seconds = time.perf_counter() - start
     bound = gemm_bound(a, b, scheme, engine=engine)
-    likely = gemm_bound(a, b, scheme, engine=engine, kind="probabilistic", confidence=CONFIDENCE)
     pattern = _nonfinite_pattern(a, b)
     from_inputs = np.zeros(exact.shape, bool) if pattern is None else ~np.isfinite(pattern)
     with np.errstate(all="ignore"):
-        return Measurement(splitprec.dtype(scheme).name, "gemm", engine, _normwise(computed, exact),
-                           _ratio(computed, exact, bound, from_inputs), native, seconds,
-                           output=computed, ratio_probabilistic=_ratio(computed, exact, likely, from_inputs),
-                           outside_probabilistic=_outside(np.abs(computed - exact), likely))
+        m = Measurement(splitprec.dtype(scheme).name, "gemm", engine, _normwise(computed, exact),
+                        _ratio(computed, exact, bound, from_inputs), native, seconds, output=computed)
+        if probabilistic:
+            likely = gemm_bound(a, b, scheme, engine=engine, kind="probabilistic", confidence=CONFIDENCE)
+            m.ratio_probabilistic = _ratio(computed, exact, likely, from_inputs)
+            m.outside_probabilistic = _outside(np.abs(computed - exact), likely)
+    return m
 
 
 def exact_spectrum(x, op="fft"):
@@ -187,10 +190,11 @@ def single_precision_fft(x, op="fft", engine="cpu"):
     return transform(x.astype(np.float32 if op == "rfft" else np.complex64)).astype(np.complex128)
 
 
-def measure_fft(x, scheme, engine="cpu", *, op="fft", reference=None, native=None):
+def measure_fft(x, scheme, engine="cpu", *, op="fft", reference=None, native=None, probabilistic=True):
     """Run ``splitprec.fft.fft(x, dtype=scheme)`` (complex64 ``x``), or ``rfft`` for ``op="rfft"``
     (float32 ``x``), and compare with :func:`exact_spectrum` and the bound (``fft_bound`` /
-    ``rfft_bound``, both kinds); native is :func:`single_precision_fft` on the same engine."""
+    ``rfft_bound``, both kinds unless ``probabilistic=False``); native is
+    :func:`single_precision_fft` on the same engine."""
     check_engine(engine, "measure_fft")
     transform, bound_of = {"fft": (splitprec.fft.fft, fft_bound), "rfft": (splitprec.fft.rfft, rfft_bound)}[op]
     exact = exact_spectrum(x, op) if reference is None else reference
@@ -202,8 +206,9 @@ def measure_fft(x, scheme, engine="cpu", *, op="fft", reference=None, native=Non
     seconds = time.perf_counter() - start
     err = np.linalg.norm(computed - exact)
     size = np.linalg.norm(exact)
+    kinds = ("rigorous", "probabilistic") if probabilistic else ("rigorous",)
     ratios = [_fft_ratio(err, bound_of(x, scheme, engine, kind=kind, confidence=CONFIDENCE) * size)
-              for kind in ("rigorous", "probabilistic")]
+              for kind in kinds] + [math.nan]
     return Measurement(splitprec.dtype(scheme).name, op, engine, _normwise(computed, exact),
                        ratios[0], native, seconds, output=computed, ratio_probabilistic=ratios[1],
                        outside_probabilistic=float(ratios[1] > 1))
