@@ -17,6 +17,7 @@ import time
 import splitprec
 
 from . import cases as case_registry, report
+from .measure import gpu_available
 
 FP64_NOTE = ("fp64 schemes (ozaki2_int8xN): float64 GEMM cases fp64_* against numpy's float64 "
              "matmul (DGEMM), no FFT; plots fp64_error_vs_k.png and fp64_error_vs_span.png, and a "
@@ -129,11 +130,11 @@ def _options(args, parser):
                 ops.remove(op)
                 note.append(f"{op} skipped: this splitprec has no splitprec.fft")
     sizes = args.sizes
-    engines = args.engines or (["cpu", "gpu"] if report.gpu_available() else ["cpu"])
+    engines = args.engines or (["cpu", "gpu"] if gpu_available() else ["cpu"])
     for engine in engines:
         if engine not in ("cpu", "gpu"):
             parser.error(f"unknown engine {engine!r}; expected 'cpu' or 'gpu'")
-    if "gpu" in engines and not report.gpu_available():
+    if "gpu" in engines and not gpu_available():
         parser.error("--engines gpu: no CUDA device is visible to cupy")
     _check_out(args.out, args.force, parser)
     return schemes, ops, sizes, engines, note

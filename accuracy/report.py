@@ -18,8 +18,8 @@ import numpy as np
 import splitprec
 
 from . import cases as case_registry, provenance, report_files
-from .measure import (CONFIDENCE, NATIVE, _normwise, exact_spectrum, gemm_schemes, gpu_available, measure_fft,
-                      measure_gemm, single_precision_fft)
+from .measure import (CONFIDENCE, NATIVE, _normwise, exact_spectrum, gemm_schemes, measure_fft, measure_gemm,
+                      single_precision_fft)
 from .reference import exact_matmul
 
 REFERENCE_SCHEMES = ("tf32", "bf16")        # drawn in the error-vs-k plot whatever is selected
