@@ -1,7 +1,8 @@
 """The splitprec accuracy harness: exact references, derived bounds, cases, search and reports.
 
 Public functions: :func:`exact_matmul`, :func:`exact_dft` (references), :func:`gemm_bound`,
-:func:`fft_bound`, :func:`rfft_bound` (bounds, derived in docs/bounds.md), :func:`check` (your matrices, every
+:func:`fft_bound`, :func:`rfft_bound` (bounds, derived in docs/bounds.md; rigorous, or with
+``kind="probabilistic"`` Higham & Mary's sqrt(n) bound at a stated confidence), :func:`check` (your matrices, every
 scheme; :func:`gemm_schemes` lists them per target), and the ``splitprec report`` command (:mod:`accuracy.cli`). The harness uses only the
 public API of splitprec.
 """

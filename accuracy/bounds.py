@@ -1,6 +1,8 @@
-"""Rigorous error bounds of the split schemes: ``gemm_bound`` (per entry) and ``fft_bound`` (normwise).
+"""Error bounds of the split schemes: ``gemm_bound`` (per entry), ``fft_bound`` and ``rfft_bound`` (normwise).
 
-Every formula here is derived in docs/bounds.md; the section names quoted in comments refer to it.
+Rigorous by default; ``kind="probabilistic"`` gives Higham & Mary's sqrt(n) treatment of the
+round-to-nearest accumulation (``accuracy.probabilistic``, docs/bounds.md section 13). Every
+formula here is derived in docs/bounds.md; the section names quoted in comments refer to it.
 All quantities are computed in float64 from ``|A|``, ``|B|`` and the scheme's fields
 (``splitprec.dtype(name)``), and the result is inflated by a few float64 roundings so that it is
 an upper bound of the true one (section "Rounding the bound up").
@@ -11,7 +13,8 @@ import numpy as np
 
 import splitprec
 
-from .ozaki_bound import ozaki2_gemm_bound
+from . import probabilistic
+from .ozaki_bound import matmul_shapes, ozaki2_gemm_bound
 from .reference import _nonfinite_pattern
 
 U32 = 2.0 ** -24                    # unit roundoff of float32 round-to-nearest
@@ -46,6 +49,13 @@ def gamma(n, u=U32):
 def _round_up(bound, terms):
     """Inflate a float64 sum of ``terms`` non-negative float64 roundings into an upper bound."""
     return np.nextafter(bound * (1 + (terms + 8) * 2.0 ** -52), np.inf)
+
+
+def _rn(n, lam):
+    """Relative factor of ``n`` round-to-nearest float32 roundings on one path: ``gamma_n``, or
+    for a probabilistic bound (``lam`` not None) the smaller of it and ``gamma_tilde_n(lam)``."""
+    rigorous = gamma(n)
+    return rigorous if lam is None else min(rigorous, probabilistic.gamma_tilde(n, lam, U32))
 
 
 def _operand(x, name, op):
@@ -93,12 +103,14 @@ def _split_terms(mag, d, scale):
 SHORTEST_BLOCK = 32        # GPU engines promote after at least 32 values of k (docs/bounds.md, section 5)
 
 
-def _accumulation(d, k, engine, k_block, small_k_block):
+def _accumulation(d, k, engine, k_block, small_k_block, lam=None):
     """``(g_big, g_small, absolute)``: relative factors on ``|A_0||B_0|`` and on the small products'
-    ``sum |A_p||B_q|``, and the absolute term (scaled units)."""
+    ``sum |A_p||B_q|``, and the absolute term (scaled units). ``lam`` not None: the probabilistic
+    factors of section 13 (only round-to-nearest roundings get the sqrt; truncation stays linear)."""
     n = len(d.products)
     if engine == "cpu":
         g = (1 + gamma(k)) * (1 + gamma(n - 1)) - 1
+        g = g if lam is None else min(g, _rn(k + n - 1, lam))
         absolute = sum(k * 4 * ETA32 * 2.0 ** (-(p + q) * d.shift) + (ETA32 if d.shift else 0)
                        for p, q in d.products)
         return g, g, absolute * (1 + gamma(n - 1))
@@ -109,11 +121,12 @@ def _accumulation(d, k, engine, k_block, small_k_block):
     # chain of k-blocks of at most small_k_block; blocks are at least SHORTEST_BLOCK long, and
     # every promotion and the final additions round to nearest.
     def chain(products, block):
-        return (1 + gamma(2 * products * min(k, block), U_TRUNCATE)) * (1 + gamma(n * (blocks + 1))) - 1
+        return (1 + gamma(2 * products * min(k, block), U_TRUNCATE)) * (1 + _rn(n * (blocks + 1), lam)) - 1
     return chain(1, k_block), chain(n - 1, small_k_block), 4 * (2 * n * k + n * (blocks + 1)) * 2 * ETA32
 
 
-def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
+def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None, kind="rigorous",
+               confidence=0.999):
     """Per-entry bound on ``|splitprec.matmul(a, b, dtype=dtype) - a @ b|`` (exact product).
 
     Parameters
@@ -136,6 +149,15 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
         The same for the chain shared by the small products (i + j > 0); None: all of k (the
         cuBLAS engine runs them as one GEMM and the Hopper kernel as one accumulator; the mma.sync
         kernel promotes them every k-block).
+    kind : {"rigorous", "probabilistic"}, keyword-only
+        "rigorous" (default) holds for every input. "probabilistic" holds for each entry with
+        probability at least ``confidence`` under Higham & Mary's model of independent, mean-zero
+        round-to-nearest errors: the accumulation's roundings get ``lam sqrt(n) u`` instead of
+        ``n u``; split residuals, dropped products, underflow and the tensor cores' truncation
+        within a k-block keep their rigorous terms. No guarantee on adversarial data
+        (docs/bounds.md, section 13). For ``ozaki2_int8x<N>`` both kinds are the same bound.
+    confidence : float in (0, 1), keyword-only
+        Probability per entry of the probabilistic bound (ignored when ``kind="rigorous"``).
 
     Returns
     -------
@@ -145,7 +167,8 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
     Raises
     ------
     TypeError, ValueError
-        Non-float32 operands, ndim < 2, shapes that do not multiply, unknown scheme or engine.
+        Non-float32 operands, ndim < 2, shapes that do not multiply (inner or batch dimensions),
+        unknown scheme, engine or kind, a confidence outside (0, 1).
 
     Accuracy: derived in docs/bounds.md ("GEMM"); checked by ``tests/test_bounds.py`` and the
     adversarial search ``tests/test_search.py::test_gemm_error_within_bound``.
@@ -157,8 +180,13 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
     >>> bound = gemm_bound(a, b, "bf16x9")[0, 0]      # |A||B| = 4: about 12 float32 roundings
     >>> bool(10 * 2**-24 < bound / 4 < 16 * 2**-24)
     True
+    >>> a = np.ones((1, 4096), np.float32); b = np.ones((4096, 1), np.float32)
+    >>> rigorous = gemm_bound(a, b, "bf16x9")[0, 0]
+    >>> bool(gemm_bound(a, b, "bf16x9", kind="probabilistic")[0, 0] < rigorous / 10)
+    True
     """
     op = "gemm_bound"
+    random_errors = probabilistic.check_kind(kind, confidence, op)
     if splitprec.dtype(dtype).target == "float64":     # ozaki2_int8x<N>: float64 operands, both engines
         return ozaki2_gemm_bound(a, b, splitprec.dtype(dtype))
     d = _scheme(dtype, op)
@@ -169,8 +197,7 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
     if small_k_block is not None and (not isinstance(small_k_block, int) or small_k_block < 1):
         raise ValueError(f"{op}: small_k_block must be a positive int or None, got {small_k_block!r}")
     a, b = _operand(a, "a", op), _operand(b, "b", op)
-    if a.shape[-1] != b.shape[-2]:
-        raise ValueError(f"{op}: inner dimensions differ: a has shape {a.shape}, b has shape {b.shape}")
+    matmul_shapes(a, b, op)
     k = a.shape[-1]
     mag_a = np.where(np.isfinite(a), np.abs(a), 0).astype(np.float64)
     mag_b = np.where(np.isfinite(b), np.abs(b), 0).astype(np.float64)
@@ -186,8 +213,9 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
     big = np.matmul(parts_a[0], parts_b[0])
     small = sum((np.matmul(parts_a[p], parts_b[q]) for p, q in d.products if p + q), np.zeros_like(big))
     magnitude = big + small
+    lam = probabilistic.lam(confidence, len(d.products) * k, U32) if random_errors else None
     g_big, g_small, absolute = _accumulation(d, k, engine, k_block or splitprec.linalg.gpu_k_block(d, k),
-                                             max(k, 1) if small_k_block is None else small_k_block)
+                                             max(k, 1) if small_k_block is None else small_k_block, lam)
     g = max(g_big, g_small)
     sigma = scale_a * scale_b
     bound = representation + g_big * big + g_small * small + absolute * sigma + (ETA32 if pow2 else 0.0)
@@ -273,13 +301,14 @@ def _twiddle_error():
     return e_w + (1 + e_w) * _product_error()
 
 
-def _fft_pass(d, r, n, engine, k_block):
-    """``(eta, absolute)`` of one radix-``r`` pass of a length-``n`` transform (section "FFT pass")."""
+def _fft_pass(d, r, n, engine, k_block, lam):
+    """``(eta, absolute)`` of one radix-``r`` pass of a length-``n`` transform (section "FFT pass");
+    ``lam`` as in :func:`_accumulation`."""
     u, s, t = d.part_bound, d.split_error, d.terms
     fmt = d.format
     taken = set(d.products)
     pi = [(1 + u) * u ** p for p in range(t)]
-    g_big, g_small, acc_abs = _accumulation(d, 2 * r, engine, k_block, k_block)
+    g_big, g_small, acc_abs = _accumulation(d, 2 * r, engine, k_block, k_block, lam)
     g = max(g_big, g_small)
     weight = {(p, q): (g if (p, q) in taken else 1.0) for p in range(t) for q in range(t)}
     rel = 2 * s + s * s + sum(pi[p] * pi[q] * w for (p, q), w in weight.items() if (p, q) not in taken)
@@ -303,12 +332,12 @@ def _fft_pass(d, r, n, engine, k_block):
     return mm, absolute
 
 
-def _stockham_bound(d, radices, engine, k_block):
+def _stockham_bound(d, radices, engine, k_block, lam):
     """``(rel, absolute)`` of the Stockham transform with these radices (section "FFT")."""
     n = int(np.prod(radices))
     rel, absolute, twiddle = 0.0, 0.0, _twiddle_error()
     for i, r in enumerate(radices):
-        mm, a = _fft_pass(d, r, n, engine, k_block)
+        mm, a = _fft_pass(d, r, n, engine, k_block, lam)
         last = i == len(radices) - 1
         eta = (1 + mm) * (1 + (0.0 if last else twiddle)) - 1
         a = a * (1 + twiddle) + (0.0 if last else 4 * ETA32 * math.sqrt(n))
@@ -317,10 +346,10 @@ def _stockham_bound(d, radices, engine, k_block):
     return rel, absolute
 
 
-def _bluestein_bound(d, n, norm_x, engine, k_block):
+def _bluestein_bound(d, n, norm_x, engine, k_block, lam):
     """Relative normwise bound of the Bluestein path for length ``n`` (section "Bluestein")."""
     m = 1 << (2 * n - 2).bit_length()
-    rel_m, abs_m = _stockham_bound(d, fft_radices(m), engine, k_block)
+    rel_m, abs_m = _stockham_bound(d, fft_radices(m), engine, k_block, lam)
     j = np.arange(n)
     chirp = np.exp(-1j * np.pi * ((j * j) % (2 * n)) / n)
     kernel = np.zeros(m, np.complex128)
@@ -342,22 +371,47 @@ def _bluestein_bound(d, n, norm_x, engine, k_block):
     return err / y
 
 
-def fft_bound(x, dtype, engine="cpu", *, k_block=256):
+def _signal(x, op, accepted, kinds):
+    """``x`` as an array of an ``accepted`` dtype with a non-empty last axis, else TypeError /
+    ValueError naming it (the FFTs' own rule: nothing is converted silently)."""
+    x = np.asarray(x)
+    if x.dtype not in accepted:
+        raise TypeError(f"{op}: x has dtype {x.dtype}; accepted: {kinds}; nothing is rounded "
+                        f"silently (convert explicitly, as splitprec.fft requires)")
+    if x.ndim == 0 or x.shape[-1] == 0:
+        raise ValueError(f"{op}: x has shape {x.shape}; expected a non-empty last axis")
+    return x
+
+
+def fft_bound(x, dtype, engine="cpu", *, k_block=256, kind="rigorous", confidence=0.999):
     """Normwise bound on ``||splitprec.fft.fft(x, dtype=dtype) - DFT(x)||_2 / ||DFT(x)||_2``.
 
     Parameters
     ----------
-    x : array_like, complex64 or float32, shape ``(..., n)``
+    x : array_like, complex64, float32 (or float16), shape ``(..., n)``
         The signal(s); the transform runs along the last axis, unnormalized (``norm="backward"``).
+        float64 and complex128 are refused, as ``splitprec.fft`` refuses them.
     dtype : str or splitprec.SplitDType
         The scheme.
     engine : {"cpu", "gpu"}
         Accumulator model of the DFT-block products, as in :func:`gemm_bound`.
+    kind, confidence : keyword-only
+        As in :func:`gemm_bound`: ``kind="probabilistic"`` bounds each line with probability at
+        least ``confidence`` under Higham & Mary's model; only the round-to-nearest accumulation
+        of each pass's DFT-block products gets the sqrt (docs/bounds.md, section 13), so on short
+        radices it is close to the rigorous bound.
 
     Returns
     -------
     float for 1-D ``x``, else a float64 array of shape ``x.shape[:-1]`` (one bound per line);
     inf for a line holding NaN/inf or large enough to risk float32 overflow, 0 for a zero line.
+
+    Raises
+    ------
+    TypeError
+        ``x`` of another dtype (float64, complex128, integers).
+    ValueError
+        A 0-d ``x`` or an empty last axis; unknown scheme, engine or kind; confidence outside (0, 1).
 
     Accuracy: derived in docs/bounds.md ("FFT", after Higham ch. 24); checked by
     ``tests/test_search.py::test_fft_error_within_bound``.
@@ -368,32 +422,49 @@ def fft_bound(x, dtype, engine="cpu", *, k_block=256):
     >>> bool(fft_bound(np.ones(64, np.complex64), "bf16x9") < 1e-4)    # radix 16, then 4
     True
     """
-    d = _scheme(dtype, "fft_bound")
+    op = "fft_bound"
+    random_errors = probabilistic.check_kind(kind, confidence, op)
+    d = _scheme(dtype, op)
     if engine not in ENGINES:
-        raise ValueError(f"fft_bound: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")
-    x = np.asarray(x)
-    if x.dtype.kind not in "fc" or x.ndim == 0 or x.shape[-1] == 0:
-        raise ValueError(f"fft_bound: x has dtype {x.dtype} and shape {x.shape}; expected a "
-                         f"float32/complex64 array with a non-empty last axis")
+        raise ValueError(f"{op}: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")
+    x = _signal(x, op, (np.float16, np.float32, np.complex64), "float32, complex64 (or float16)")
     n = x.shape[-1]
     lines = x.reshape(-1, n).astype(np.complex128)
-    out = np.array([_line_bound(d, line, engine, k_block) for line in lines])
+    lam = _fft_lam(d, n, confidence) if random_errors else None
+    out = np.array([_line_bound(d, line, engine, k_block, lam) for line in lines])
     return float(out[0]) if x.ndim == 1 else out.reshape(x.shape[:-1])
 
 
-def rfft_bound(x, dtype, engine="cpu", *, k_block=256):
+def _fft_lam(d, n, confidence):
+    """``lam`` of a length-``n`` line: a union over every product term of every pass's dot
+    products (``4 n |S| sum(radices)``; Bluestein: two transforms of length ``m``)."""
+    radices = fft_radices(n)
+    if radices is None:
+        m = 1 << (2 * n - 2).bit_length()
+        count = 2 * 4 * m * len(d.products) * sum(fft_radices(m))
+    else:
+        count = 4 * n * len(d.products) * sum(radices)
+    return probabilistic.lam(confidence, count, U32)
+
+
+def rfft_bound(x, dtype, engine="cpu", *, k_block=256, kind="rigorous", confidence=0.999):
     """Normwise bound on ``||splitprec.fft.rfft(x, dtype=dtype) - rfft(x)||_2 / ||rfft(x)||_2``.
 
     Parameters
     ----------
-    x : array_like, float32, shape ``(..., n)``
+    x : array_like, float32 (or float16), shape ``(..., n)``
         Real signal(s); the transform runs along the last axis (``norm="backward"``).
-    dtype, engine, k_block
+    dtype, engine, k_block, kind, confidence
         As in :func:`fft_bound`.
 
     Returns
     -------
     float for 1-D ``x``, else one bound per line, as :func:`fft_bound`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`fft_bound` (complex input is refused too).
 
     Accuracy: even ``n`` runs one complex transform of the ``n/2`` packed pairs ``x[2j] + i x[2j+1]``
     (:func:`fft_bound` of them, times ``sqrt(2)``) and a complex64 post-processing step; odd ``n``
@@ -407,14 +478,14 @@ def rfft_bound(x, dtype, engine="cpu", *, k_block=256):
     >>> bool(rfft_bound(np.ones(64, np.float32), "bf16x9") < 1e-4)
     True
     """
-    x = np.asarray(x)
-    if x.dtype != np.float32 or x.ndim == 0 or x.shape[-1] == 0:
-        raise ValueError(f"rfft_bound: x has dtype {x.dtype} and shape {x.shape}; expected a float32 "
-                         f"array with a non-empty last axis")
+    op = "rfft_bound"
+    probabilistic.check_kind(kind, confidence, op)
+    x = _signal(x, op, (np.float16, np.float32), "float32 (or float16)").astype(np.float32)
     n = x.shape[-1]
+    options = dict(k_block=k_block, kind=kind, confidence=confidence)
     if n % 2:
-        return math.sqrt(2) * fft_bound(x.astype(np.complex64), dtype, engine, k_block=k_block)
-    beta = np.asarray(fft_bound(np.ascontiguousarray(x).view(np.complex64), dtype, engine, k_block=k_block))
+        return math.sqrt(2) * fft_bound(x.astype(np.complex64), dtype, engine, **options)
+    beta = np.asarray(fft_bound(np.ascontiguousarray(x).view(np.complex64), dtype, engine, **options))
     e_w, mul = _root_error(), _product_error()
     post = U32 + (1 + e_w) * (U32 + (1 + U32) * mul) + e_w * (1 + U32)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -426,7 +497,7 @@ def rfft_bound(x, dtype, engine="cpu", *, k_block=256):
     return float(bound) if x.ndim == 1 else bound
 
 
-def _line_bound(d, line, engine, k_block):
+def _line_bound(d, line, engine, k_block, lam):
     n = line.size
     if not np.isfinite(line).all():
         return math.inf
@@ -439,8 +510,8 @@ def _line_bound(d, line, engine, k_block):
         return 0.0
     radices = fft_radices(n)
     if radices is None:
-        bound = _bluestein_bound(d, n, norm_x, engine, k_block)
+        bound = _bluestein_bound(d, n, norm_x, engine, k_block, lam)
     else:
-        rel, absolute = _stockham_bound(d, radices, engine, k_block)
+        rel, absolute = _stockham_bound(d, radices, engine, k_block, lam)
         bound = rel + absolute / (math.sqrt(n) * norm_x)
     return float(_round_up(bound, 64))

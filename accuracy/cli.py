@@ -1,22 +1,27 @@
 """Command line: ``splitprec report [--quick | --level L] [--schemes ...] [--ops gemm,fft,rfft] [--sizes ...]``.
 
 Runs the accuracy suite on the CPU engine (and on the GPU engine when cupy sees a device, then
-also comparing the two), prints a summary table last, writes report.md, report.html and PNG
-plots into ``--out``, and exits with status 1 naming the case if any bound is violated. The
-float32-target schemes run on float32 cases and FFT signals against float32 BLAS; the fp64
-schemes ozaki2_int8x12..18 run on float64 GEMM cases (fp64_*) against DGEMM.
+also comparing the two), prints a summary table last, writes report.md, report.html,
+report.json and PNG plots into --out (open report.html), and exits with status 1 naming the
+case if any bound is violated. The float32-target schemes run on float32 cases and FFT signals
+against float32 BLAS and a float32 FFT; the fp64 schemes ozaki2_int8x12..18 run on float64 GEMM
+cases (fp64_*) against DGEMM. An --out that cannot be written, or that already holds a report
+(unless --force), is refused before anything runs.
 """
 import argparse
+import os
 import sys
+import tempfile
 import time
 
 import splitprec
 
 from . import cases as case_registry, report
+from .measure import gpu_available
 
 FP64_NOTE = ("fp64 schemes (ozaki2_int8xN): float64 GEMM cases fp64_* against numpy's float64 "
-             "matmul (DGEMM), no FFT; plots fp64_error_vs_k.png and fp64_error_vs_span.png, and "
-             "bound_tightness.png with every scheme")
+             "matmul (DGEMM), no FFT; plots fp64_error_vs_k.png and fp64_error_vs_span.png, and a "
+             "panel of their own in bound_tightness.png")
 
 
 def _csv(kind):
@@ -26,6 +31,40 @@ def _csv(kind):
             raise argparse.ArgumentTypeError(f"empty {kind} list")
         return items
     return parse
+
+
+def _sizes(text):
+    """Comma-separated positive integers (k for GEMM, N for the FFT)."""
+    sizes = []
+    for item in _csv("size")(text):
+        try:
+            size = int(item)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"sizes must be positive integers, got {item!r}") from None
+        if size < 1:
+            raise argparse.ArgumentTypeError(f"sizes must be positive integers, got {size}")
+        sizes.append(size)
+    return sizes
+
+
+REPORT_FILES = ("report.md", "report.html", "report.json")
+
+
+def _check_out(out, force, parser):
+    """Refuse (exit 2) an ``--out`` that is a file, cannot be written, or holds a report (without
+    ``--force``), before anything runs; creates the folder."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        parser.error(f"--out {out!r} is an existing file; expected a folder (created if missing)")
+    found = [name for name in REPORT_FILES if os.path.exists(os.path.join(out, name))]
+    if found and not force:
+        parser.error(f"--out {out!r} already holds a report ({', '.join(found)}); pass --force to "
+                     f"overwrite it, or choose another --out")
+    try:
+        os.makedirs(out, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as err:
+        parser.error(f"--out {out!r} is not writable: {err.strerror or err}")
 
 
 def _parser():
@@ -42,12 +81,17 @@ def _parser():
                      "float32-target ones and the fp64 ozaki2_int8x12..18)")
     rep.add_argument("--ops", type=_csv("op"), default=["gemm", "fft", "rfft"],
                      help="gemm,fft,rfft (default all)")
-    rep.add_argument("--sizes", type=_csv("size"), default=None,
-                     help="comma-separated k (GEMM) / N (FFT) values to run")
+    rep.add_argument("--sizes", type=_sizes, default=None,
+                     help="comma-separated positive k (GEMM) / N (FFT) values to run")
     rep.add_argument("--engines", type=_csv("engine"), default=None,
                      help="cpu,gpu (default: cpu, plus gpu when a CUDA device is present)")
-    rep.add_argument("--out", default="report", help="output folder (default ./report)")
+    rep.add_argument("--out", default="report", help="output folder (default ./report): report.html "
+                     "(open this), report.md, report.json (provenance and every row), PNG plots")
+    rep.add_argument("--force", "--overwrite", action="store_true",
+                     help="overwrite a report already in --out (without it an existing report is "
+                     "refused, exit status 2)")
     rep.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    rep.set_defaults(usage=rep)             # usage errors are reported as "splitprec report: error: ..."
     return parser
 
 
@@ -85,16 +129,14 @@ def _options(args, parser):
             if op in ops:
                 ops.remove(op)
                 note.append(f"{op} skipped: this splitprec has no splitprec.fft")
-    try:
-        sizes = None if args.sizes is None else [int(s) for s in args.sizes]
-    except ValueError:
-        parser.error(f"--sizes takes comma-separated integers, got {','.join(args.sizes)!r}")
-    engines = args.engines or (["cpu", "gpu"] if report.gpu_available() else ["cpu"])
+    sizes = args.sizes
+    engines = args.engines or (["cpu", "gpu"] if gpu_available() else ["cpu"])
     for engine in engines:
         if engine not in ("cpu", "gpu"):
             parser.error(f"unknown engine {engine!r}; expected 'cpu' or 'gpu'")
-    if "gpu" in engines and not report.gpu_available():
+    if "gpu" in engines and not gpu_available():
         parser.error("--engines gpu: no CUDA device is visible to cupy")
+    _check_out(args.out, args.force, parser)
     return schemes, ops, sizes, engines, note
 
 
@@ -103,6 +145,11 @@ def report_command(args, parser):
     for line in note:
         print(line, file=sys.stderr)
     if schemes is not None:
+        added = [s for s in report.REFERENCE_SCHEMES if s not in schemes]
+        if added:
+            note.append(f"--schemes: added the one-term reference schemes {', '.join(added)} "
+                        f"(the fast, inaccurate baselines of the plots)")
+            print(note[-1], file=sys.stderr)
         schemes = sorted(set(schemes) | set(report.REFERENCE_SCHEMES))
     level = "quick" if args.quick else args.level
     results = report.run(level, schemes, ops, sizes, engines, progress=_progress(sys.stderr))
@@ -117,6 +164,8 @@ def report_command(args, parser):
     for _, section in sections:
         print(section)
     print(report.summary(results))
+    for line in report.class_findings(results):
+        print(line)
     bad = report.violations(results)
     for m in bad:
         print(f"bound violated: case {m.case!r}, scheme {m.scheme}, engine {m.engine}, "
@@ -128,7 +177,7 @@ def main(argv=None):
     """Entry point of the ``splitprec`` console script; returns the exit status."""
     parser = _parser()
     args = parser.parse_args(argv)
-    return report_command(args, parser)
+    return report_command(args, args.usage)
 
 
 if __name__ == "__main__":

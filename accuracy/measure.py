@@ -5,10 +5,17 @@ Errors: ``normwise = ||C_hat - C||_F / ||C||_F`` over the finite entries of the 
 and ``ratio = max |C_hat - C| / bound`` per entry. An entry where the inputs make ``C`` NaN/inf
 counts as a violation (ratio inf) unless ``C_hat`` holds the same NaN/inf there; an entry whose
 bound is inf (the result may overflow float32, or float64 for the fp64 schemes) accepts any value,
-±inf included. "native" is numpy's matmul in the operands' precision: float32 BLAS (SGEMM) for the
-float32-target schemes, float64 BLAS (DGEMM) for the fp64 schemes ``ozaki2_int8x<N>``.
+±inf included. ``ratio_probabilistic`` is the same against the probabilistic bound
+(``kind="probabilistic"``, confidence :data:`CONFIDENCE`), and ``outside_probabilistic`` the
+fraction of entries (FFT: of lines) above it, which that model expects to be at most
+``1 - CONFIDENCE`` on random data. "native" is the operation in the operands' precision: numpy's
+matmul, float32 BLAS (SGEMM) for the float32-target schemes and float64 BLAS (DGEMM) for the fp64
+schemes ``ozaki2_int8x<N>``; for the FFT a single-precision transform, ``scipy.fft`` on the CPU
+(numpy's complex64 FFT computes in float64 and rounds once: a correctly rounded result, not a
+float32 one) and cuFFT (``cupy.fft``) for the GPU engine.
 """
 from dataclasses import dataclass, field
+import math
 import time
 
 import numpy as np
@@ -20,13 +27,37 @@ from .reference import _nonfinite_pattern, exact_dft, exact_matmul
 
 TARGET_OF_DTYPE = {"float16": "float32", "float32": "float32", "float64": "float64"}
 NATIVE = {"float32": "fp32", "float64": "fp64"}      # what "native" is, per scheme target
+CONFIDENCE = 0.999                                   # of the probabilistic bounds measured here
+ENGINES = ("cpu", "gpu")
 
 
 def gemm_schemes(target=None):
     """Every registered scheme with a GEMM bound, optionally of one ``target``: the float32-target
-    schemes of ``accuracy.bounds.schemes()``, then the fp64 schemes ``ozaki2_int8x<N>``."""
+    schemes of ``accuracy.bounds.schemes()``, then the fp64 schemes ``ozaki2_int8x<N>``.
+
+    ``target`` is ``"float32"`` or ``"float64"``, or the operands' dtype: ``"float16"`` gives the
+    float32-target schemes, as ``splitprec.matmul`` widens float16 operands exactly to float32.
+
+    Raises
+    ------
+    ValueError
+        Any other ``target``.
+    """
+    if target is not None and target not in TARGET_OF_DTYPE:
+        raise ValueError(f"gemm_schemes: unknown target {target!r}; expected None, "
+                         f"{', '.join(map(repr, TARGET_OF_DTYPE))}")
+    wanted = None if target is None else TARGET_OF_DTYPE[target]
     names = bounded_schemes() + splitprec.dtypes("float64")
-    return [n for n in names if target is None or splitprec.dtype(n).target == target]
+    return [n for n in names if wanted is None or splitprec.dtype(n).target == wanted]
+
+
+def gpu_available():
+    """True when cupy imports and sees a usable CUDA device."""
+    try:
+        import cupy
+        return bool(cupy.cuda.is_available())
+    except Exception:
+        return False
 
 
 @dataclass
@@ -43,6 +74,8 @@ class Measurement:
     case: str = ""
     params: dict = field(default_factory=dict)
     output: object = field(default=None, repr=False, compare=False)   # the computed result
+    ratio_probabilistic: float = math.nan      # max error / probabilistic bound
+    outside_probabilistic: float = 0.0         # fraction of entries (lines) above that bound
 
     @property
     def violated(self):
@@ -86,6 +119,15 @@ def _ratio(computed, exact, bound, from_inputs=None):
     return float(r.max()) if r.size else 0.0
 
 
+def check_engine(engine, op):
+    """Raise ValueError for an unknown ``engine`` and RuntimeError for ``"gpu"`` without a GPU."""
+    if engine not in ENGINES:
+        raise ValueError(f"{op}: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")
+    if engine == "gpu" and not gpu_available():
+        raise RuntimeError(f"{op}: engine='gpu' but no CUDA GPU is usable (cupy is missing or sees no "
+                           f"device); use engine='cpu'")
+
+
 def _to_device(engine, *arrays):
     if engine == "cpu":
         return arrays, np.asarray
@@ -93,13 +135,22 @@ def _to_device(engine, *arrays):
     return tuple(cupy.asarray(x) for x in arrays), cupy.asnumpy
 
 
-def measure_gemm(a, b, scheme, engine="cpu", *, reference=None, native=None):
+def _outside(error, bound):
+    """Fraction of the entries whose ``error`` exceeds ``bound`` (entries with inf bounds or NaN/inf
+    errors excluded: the pattern check of :func:`_ratio` covers those)."""
+    counted = np.isfinite(bound) & np.isfinite(error)
+    return float((error > bound)[counted].mean()) if counted.any() else 0.0
+
+
+def measure_gemm(a, b, scheme, engine="cpu", *, reference=None, native=None, probabilistic=True):
     """Run ``splitprec.matmul(a, b, dtype=scheme)`` on ``engine`` and compare with the exact product.
 
     float32 operands for the float32-target schemes, float64 for ``ozaki2_int8x<N>``.
     ``reference`` (``exact_matmul(a, b)``) and ``native`` (the normwise error of numpy's matmul of
     the same operands: SGEMM, or DGEMM for float64) may be passed in when schemes share one input.
+    ``probabilistic=False`` skips the probabilistic bound (``ratio_probabilistic`` stays NaN).
     """
+    check_engine(engine, "measure_gemm")
     exact = exact_matmul(a, b) if reference is None else reference
     if native is None:
         with np.errstate(all="ignore"):
@@ -112,9 +163,13 @@ def measure_gemm(a, b, scheme, engine="cpu", *, reference=None, native=None):
     pattern = _nonfinite_pattern(a, b)
     from_inputs = np.zeros(exact.shape, bool) if pattern is None else ~np.isfinite(pattern)
     with np.errstate(all="ignore"):
-        return Measurement(splitprec.dtype(scheme).name, "gemm", engine, _normwise(computed, exact),
-                           _ratio(computed, exact, bound, from_inputs), native, seconds,
-                           output=computed)
+        m = Measurement(splitprec.dtype(scheme).name, "gemm", engine, _normwise(computed, exact),
+                        _ratio(computed, exact, bound, from_inputs), native, seconds, output=computed)
+        if probabilistic:
+            likely = gemm_bound(a, b, scheme, engine=engine, kind="probabilistic", confidence=CONFIDENCE)
+            m.ratio_probabilistic = _ratio(computed, exact, likely, from_inputs)
+            m.outside_probabilistic = _outside(np.abs(computed - exact), likely)
+    return m
 
 
 def exact_spectrum(x, op="fft"):
@@ -123,24 +178,44 @@ def exact_spectrum(x, op="fft"):
     return exact[:x.shape[-1] // 2 + 1] if op == "rfft" else exact
 
 
-def measure_fft(x, scheme, engine="cpu", *, op="fft", reference=None, native=None):
+def single_precision_fft(x, op="fft", engine="cpu"):
+    """The transform computed in single precision: ``scipy.fft`` (complex64 in, complex64
+    arithmetic) on the CPU, cuFFT through ``cupy.fft`` for ``engine="gpu"``; complex128 result."""
+    if engine == "gpu":
+        import cupy
+        transform = cupy.fft.rfft if op == "rfft" else cupy.fft.fft
+        return cupy.asnumpy(transform(cupy.asarray(x))).astype(np.complex128)
+    import scipy.fft
+    transform = scipy.fft.rfft if op == "rfft" else scipy.fft.fft
+    return transform(x.astype(np.float32 if op == "rfft" else np.complex64)).astype(np.complex128)
+
+
+def measure_fft(x, scheme, engine="cpu", *, op="fft", reference=None, native=None, probabilistic=True):
     """Run ``splitprec.fft.fft(x, dtype=scheme)`` (complex64 ``x``), or ``rfft`` for ``op="rfft"``
     (float32 ``x``), and compare with :func:`exact_spectrum` and the bound (``fft_bound`` /
-    ``rfft_bound``); native is numpy's single-precision transform."""
+    ``rfft_bound``, both kinds unless ``probabilistic=False``); native is
+    :func:`single_precision_fft` on the same engine."""
+    check_engine(engine, "measure_fft")
     transform, bound_of = {"fft": (splitprec.fft.fft, fft_bound), "rfft": (splitprec.fft.rfft, rfft_bound)}[op]
     exact = exact_spectrum(x, op) if reference is None else reference
     if native is None:
-        single = np.fft.rfft(x) if op == "rfft" else np.fft.fft(x.astype(np.complex64))
-        native = _normwise(single.astype(np.complex128), exact)
+        native = _normwise(single_precision_fft(x, op, engine), exact)
     (dx,), back = _to_device(engine, x)
     start = time.perf_counter()
     computed = back(transform(dx, dtype=scheme)).astype(np.complex128)
     seconds = time.perf_counter() - start
     err = np.linalg.norm(computed - exact)
-    bound = bound_of(x, scheme, engine) * np.linalg.norm(exact)
-    ratio = 0.0 if err == 0 else float(err / bound) if bound > 0 else np.inf
+    size = np.linalg.norm(exact)
+    kinds = ("rigorous", "probabilistic") if probabilistic else ("rigorous",)
+    ratios = [_fft_ratio(err, bound_of(x, scheme, engine, kind=kind, confidence=CONFIDENCE) * size)
+              for kind in kinds] + [math.nan]
     return Measurement(splitprec.dtype(scheme).name, op, engine, _normwise(computed, exact),
-                       ratio, native, seconds, output=computed)
+                       ratios[0], native, seconds, output=computed, ratio_probabilistic=ratios[1],
+                       outside_probabilistic=float(ratios[1] > 1))
+
+
+def _fft_ratio(err, bound):
+    return 0.0 if err == 0 else float(err / bound) if bound > 0 else np.inf
 
 
 @dataclass
@@ -152,17 +227,18 @@ class CheckResult:
     target: str = "float32"        # the operands' class: native is SGEMM ("float32") or DGEMM
 
     def to_markdown(self):
-        head = (f"| scheme | normwise error | max error/bound | vs native {NATIVE[self.target]} | time (s) |\n"
-                "|---|---|---|---|---|\n")
-        body = "".join(f"| {r.scheme} | {r.normwise:.3g} | {r.ratio:.3g} | "
+        head = (f"| scheme | normwise error | max error/bound | max error/prob. bound | vs native "
+                f"{NATIVE[self.target]} | time (s) |\n|---|---|---|---|---|---|\n")
+        body = "".join(f"| {r.scheme} | {r.normwise:.3g} | {r.ratio:.3g} | {r.ratio_probabilistic:.3g} | "
                        f"{_versus(r.normwise, r.native)} | {r.seconds:.3g} |\n" for r in self.rows)
         return head + body
 
     def __str__(self):
         width = max([8] + [len(r.scheme) for r in self.rows])
         native = NATIVE[self.target]
-        lines = [f"{'scheme':<{width}} {'normwise':>10} {'err/bound':>10} {'vs ' + native:>10} {'time s':>8}"]
-        lines += [f"{r.scheme:<{width}} {r.normwise:>10.3g} {r.ratio:>10.3g} "
+        lines = [f"{'scheme':<{width}} {'normwise':>10} {'err/bound':>10} {'err/prob.':>10} "
+                 f"{'vs ' + native:>10} {'time s':>8}"]
+        lines += [f"{r.scheme:<{width}} {r.normwise:>10.3g} {r.ratio:>10.3g} {r.ratio_probabilistic:>10.3g} "
                   f"{_versus(r.normwise, r.native):>10} {r.seconds:>8.3g}" for r in self.rows]
         error = self.rows[0].native if self.rows else float("nan")
         lines.append(f"native {self.target} matmul normwise error: {error:.3g}; shape {self.shape}")
@@ -173,6 +249,27 @@ def _versus(error, native):
     if native == 0:
         return "exact" if error == 0 else "inf"
     return f"{error / native:.3g}x"
+
+
+def scheme_names(schemes, op):
+    """Canonical names of ``schemes``: one name (a string) or an iterable of names, each a scheme
+    with a GEMM bound; TypeError / ValueError naming ``schemes`` otherwise."""
+    accepted = ", ".join(map(repr, gemm_schemes()))
+    items = [schemes] if isinstance(schemes, str) or hasattr(schemes, "target") else schemes
+    try:
+        items = list(items)
+    except TypeError:
+        raise TypeError(f"{op}: schemes must be a scheme name or an iterable of names, got "
+                        f"{schemes!r}") from None
+    if not items:
+        raise ValueError(f"{op}: schemes is empty; expected one or more of {accepted}")
+    names = []
+    for item in items:
+        try:
+            names.append(splitprec.dtype(item).name)
+        except (TypeError, ValueError):
+            raise ValueError(f"{op}: unknown scheme {item!r} in schemes; expected one of {accepted}") from None
+    return names
 
 
 def _operands_target(a, b, names):
@@ -200,8 +297,8 @@ def check(a, b, schemes=None, *, engine="cpu"):
     a, b : array_like, ndim >= 2
         The operands, as they would be passed to ``splitprec.matmul``: float32 (or float16) for
         the float32-target schemes, float64 for the fp64 schemes ``ozaki2_int8x<N>``.
-    schemes : iterable of str, optional
-        Scheme names; by default every scheme with a bound for the operands' dtype
+    schemes : str or iterable of str, optional
+        One scheme name, or several; by default every scheme with a bound for the operands' dtype
         (:func:`gemm_schemes`: ``gemm_schemes("float32")`` for float32 operands, the
         ``ozaki2_int8x12..18`` for float64).
     engine : {"cpu", "gpu"}, keyword-only
@@ -210,7 +307,8 @@ def check(a, b, schemes=None, *, engine="cpu"):
     -------
     CheckResult
         ``.rows`` holds one :class:`Measurement` per scheme; ``str()`` is a plain table,
-        ``.to_markdown()`` a markdown one. "vs native" is the scheme's normwise error over that of
+        ``.to_markdown()`` a markdown one, both with the error over the rigorous and over the
+        probabilistic bound (confidence :data:`CONFIDENCE`, docs/bounds.md section 13). "vs native" is the scheme's normwise error over that of
         ``numpy.matmul`` of the same operands: float32 BLAS ("vs native fp32"), or float64 BLAS,
         DGEMM ("vs native fp64"); below 1: more accurate than it.
 
@@ -218,7 +316,12 @@ def check(a, b, schemes=None, *, engine="cpu"):
     ------
     TypeError
         Operands of a dtype the schemes do not take (float64 with a float32-target scheme,
-        float32 with an fp64 scheme, or neither float32 nor float64), before anything is computed.
+        float32 with an fp64 scheme, or neither float32 nor float64), before anything is computed;
+        ``schemes`` neither a string nor an iterable of names.
+    ValueError
+        An unknown scheme name in ``schemes``, or an unknown ``engine``.
+    RuntimeError
+        ``engine="gpu"`` where no CUDA GPU is usable.
 
     Accuracy: the ratios use ``accuracy.gemm_bound``; a ratio above 1 is a bug (see docs/bounds.md).
 
@@ -234,12 +337,13 @@ def check(a, b, schemes=None, *, engine="cpu"):
     >>> result.rows[0].ratio <= 1 and result.target
     'float64'
     """
+    check_engine(engine, "check")
     a = np.asarray(a)
     b = np.asarray(b)
     if schemes is None:
         names = gemm_schemes(TARGET_OF_DTYPE.get(a.dtype.name, "float32"))
     else:
-        names = [splitprec.dtype(s).name for s in schemes]
+        names = scheme_names(schemes, "check")
     target = _operands_target(a, b, names)
     exact = exact_matmul(a, b)
     with np.errstate(all="ignore"):

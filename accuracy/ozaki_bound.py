@@ -26,6 +26,18 @@ def _operand(x, name, op):
     return x
 
 
+def matmul_shapes(a, b, op):
+    """Check that ``a @ b`` is defined: equal inner dimensions and batch dimensions that broadcast
+    (ValueError naming both shapes otherwise)."""
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"{op}: inner dimensions differ: a has shape {a.shape}, b has shape {b.shape}")
+    try:
+        np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise ValueError(f"{op}: batch dimensions do not broadcast: a has shape {a.shape}, b has shape "
+                         f"{b.shape} (batch {a.shape[:-2]} against {b.shape[:-2]})") from None
+
+
 def _rounding_error(x, sigma):
     """Bound on ``|rint(x * 2**sigma) * 2**-sigma - x|``: 0 where ``x * 2**sigma`` is a (normal)
     integer, else ``min(|x|, 2**(-sigma - 1))`` (that power clamped to at least 2**-1074)."""
@@ -41,15 +53,15 @@ def ozaki2_gemm_bound(a, b, d):
     ``E = |dA||B| + |A||dB| + |dA||dB| + 2u(1 + 2**-50)(|A| + |dA|)(|B| + |dB|) + 2**-112 2**(e_i + e_j)
     + (3k + 8) 2**-1074``, with ``dA``, ``dB`` the integer-rounding errors, ``u = 2**-53`` and
     ``2**e_i`` the power-of-two bound on row i's 2-norm; inflated for the bound's own float64
-    rounding. inf where the result may overflow and where the exact product is NaN/inf.
+    rounding. inf where the result may overflow and where the exact product is NaN/inf. The only
+accumulation rounding is the final one, so ``gemm_bound(..., kind="probabilistic")`` is this bound.
 
     Accuracy: derived in docs/bounds.md ("Ozaki scheme II"); checked by
     ``tests/test_ozaki.py::test_matmul_error_within_bound``.
     """
     op = "gemm_bound"
     a, b = _operand(a, "a", op), _operand(b, "b", op)
-    if a.shape[-1] != b.shape[-2]:
-        raise ValueError(f"{op}: inner dimensions differ: a has shape {a.shape}, b has shape {b.shape}")
+    matmul_shapes(a, b, op)
     k = a.shape[-1]
     clean_a = np.where(np.isfinite(a), a, 0.0)
     clean_b = np.where(np.isfinite(b), b, 0.0)

@@ -3,11 +3,13 @@
 ``run(level, schemes, ops, sizes, engines, progress)`` measures every (case, scheme, engine): the
 float32-target schemes on the float32 cases, the fp64 schemes ``ozaki2_int8x<N>`` on the float64
 GEMM cases ``fp64_*`` (native: DGEMM); ``summary(results)`` is the per-scheme table printed last
-by ``splitprec report``; ``write(results, out)`` writes ``report.md``, ``report.html`` and PNG
-plots (matplotlib, Agg), with one summary section per target.
+by ``splitprec report`` (worst error relative to native and its case, worst error/bound for the
+rigorous and the probabilistic bound), ``class_findings(results)`` says in words where a scheme is
+not fp32 (fp64) class; ``write(results, out)`` writes ``report.md``, ``report.html``,
+``report.json`` (provenance and every row) and PNG plots (matplotlib, Agg).
 """
 from dataclasses import replace
-import html
+import math
 import os
 import statistics
 
@@ -15,8 +17,9 @@ import numpy as np
 
 import splitprec
 
-from . import cases as case_registry
-from .measure import NATIVE, _normwise, exact_spectrum, gemm_schemes, measure_fft, measure_gemm
+from . import cases as case_registry, provenance, report_files
+from .measure import (CONFIDENCE, NATIVE, _normwise, exact_spectrum, gemm_schemes, measure_fft, measure_gemm,
+                      single_precision_fft)
 from .reference import exact_matmul
 
 REFERENCE_SCHEMES = ("tf32", "bf16")        # drawn in the error-vs-k plot whatever is selected
@@ -25,15 +28,6 @@ REFERENCE_SCHEMES = ("tf32", "bf16")        # drawn in the error-vs-k plot whate
 def has_fft():
     """True when this splitprec provides ``splitprec.fft.fft``."""
     return hasattr(getattr(splitprec, "fft", None), "fft")
-
-
-def gpu_available():
-    """True when cupy imports and sees a CUDA device."""
-    try:
-        import cupy
-        return bool(cupy.cuda.is_available())
-    except Exception:
-        return False
 
 
 def select(level, ops, sizes=None, targets=case_registry.TARGETS):
@@ -73,9 +67,8 @@ def _measure_case(case, schemes, engines):
         measure = lambda s, e: measure_gemm(*inputs, s, e, reference=exact, native=native)
     else:
         exact = exact_spectrum(inputs[0], case.op)
-        native = _normwise((np.fft.rfft if case.op == "rfft" else np.fft.fft)(inputs[0]).astype(np.complex128),
-                           exact)
-        measure = lambda s, e: measure_fft(inputs[0], s, e, op=case.op, reference=exact, native=native)
+        native = {e: _normwise(single_precision_fft(inputs[0], case.op, e), exact) for e in engines}
+        measure = lambda s, e: measure_fft(inputs[0], s, e, op=case.op, reference=exact, native=native[e])
     for scheme in schemes:
         for engine in engines:
             yield replace(measure(scheme, engine), case=case.name, params=dict(case.params))
@@ -119,24 +112,93 @@ def scheme_class(scheme):
     return label if getattr(d, f"{label}_class") else "<" + label
 
 
+def versus_native(m):
+    """``m.normwise / m.native``; inf where native is exact and the scheme is not, None where both
+    are exact (nothing to compare)."""
+    if m.native > 0:
+        return m.normwise / m.native
+    return math.inf if m.normwise > 0 else None
+
+
+def native_name(op, target):
+    """What "native" is for ``op`` on schemes of ``target``."""
+    if op != "gemm":
+        return "the float32 FFT"
+    return "SGEMM" if target == "float32" else "DGEMM"
+
+
+def _worst(ms, value):
+    """``(largest value(m), its case)`` over ``ms`` where ``value(m)`` is not None/NaN."""
+    scored = [(value(m), m.case) for m in ms if value(m) is not None and not math.isnan(value(m))]
+    return max(scored, key=lambda pair: pair[0]) if scored else (math.nan, "")
+
+
 def summary_rows(results):
-    """One row per (engine, op, target, scheme): class, worst ratio and its case, median error,
-    median vs native (SGEMM for float32 targets, DGEMM for the fp64 schemes)."""
+    """One row per (engine, op, target, scheme): class, the worst error relative to native and its
+    case, the median of that on N(0,1) data, the worst error/bound (rigorous and probabilistic)."""
     groups = {}
     for m in results:
         groups.setdefault((m.engine, m.op, m.target, m.scheme), []).append(m)
     rows = []
     for (engine, op, target, scheme), ms in sorted(groups.items()):
-        worst = max(ms, key=lambda m: m.ratio)
         typical = [m for m in ms if m.case.startswith(("normal_", "fp64_normal_", "fft_normal_", "rfft_normal_"))] or ms
-        versus = [m.normwise / m.native for m in typical if m.native > 0]
+        versus = [v for v in map(versus_native, typical) if v is not None]
+        worst_versus, versus_case = _worst(ms, versus_native)
+        worst_ratio, ratio_case = _worst(ms, lambda m: m.ratio)
         rows.append({"engine": engine, "op": op, "scheme": scheme, "target": target,
-                     "class": scheme_class(scheme), "worst_ratio": worst.ratio,
-                     "worst_case": worst.case,
+                     "class": scheme_class(scheme), "worst_vs_native": worst_versus,
+                     "worst_vs_native_case": versus_case,
+                     "vs_native": statistics.median(versus) if versus else math.nan,
                      "median_error": statistics.median(m.normwise for m in typical),
-                     "vs_native": statistics.median(versus) if versus else float("nan"),
+                     "worst_ratio": worst_ratio, "worst_case": ratio_case,
+                     "worst_ratio_probabilistic": _worst(ms, lambda m: m.ratio_probabilistic)[0],
                      "cases": len(ms)})
     return rows
+
+
+CLASS_FACTOR = 4.0       # an fp32 (fp64) class scheme further than this from native is said to miss
+
+
+def class_findings(results, factor=CLASS_FACTOR):
+    """Sentences saying where schemes are not fp32 (fp64) class: per class scheme, the cases whose
+    error is above ``factor`` times native's (worst first); per op, the schemes below class by design."""
+    groups = {}
+    for m in results:
+        groups.setdefault((m.engine, m.op, m.target), {}).setdefault(m.scheme, []).append(m)
+    lines = []
+    for (engine, op, target), by_scheme in sorted(groups.items()):
+        label, native = NATIVE[target], native_name(op, target)
+        where = f"{op}, {engine} engine"
+        held = []
+        for scheme, ms in sorted(by_scheme.items()):
+            if scheme_class(scheme) != label:
+                continue
+            missed = sorted(((versus_native(m), m.case) for m in ms
+                             if versus_native(m) is not None and versus_native(m) > factor), reverse=True)
+            if not missed:
+                held.append(scheme)
+                continue
+            listed = ", ".join(f"{case} ({_against(v, native)})" for v, case in missed[:5])
+            more = f" and {len(missed) - 5} more" if len(missed) > 5 else ""
+            lines.append(f"{scheme} ({where}) is NOT {label} class on {len(missed)} of {len(ms)} cases, "
+                         f"error above {factor:g}x {native}'s: {listed}{more}.")
+        if held:
+            lines.append(f"{', '.join(held)} ({where}): within {factor:g}x {native}'s error on every case.")
+        below = [(scheme, *_worst(ms, versus_native)) for scheme, ms in sorted(by_scheme.items())
+                 if scheme_class(scheme) != label]
+        if below:
+            lines.append(f"Below {label} class by design (docs/bounds.md, section {CLASS_SECTION[target]}; "
+                         f"{where}): " + ", ".join(f"{s} (worst: {_against(v, native)}, on {case})"
+                                                   for s, v, case in below) + ".")
+    return lines
+
+
+CLASS_SECTION = {"float32": 8, "float64": 12}     # where docs/bounds.md defines the class
+
+
+def _against(value, native):
+    """``"4.86e+04x SGEMM"``, or for inf ``"an error where SGEMM is exact"``."""
+    return f"an error where {native} is exact" if value == math.inf else f"{value:.3g}x {native}"
 
 
 def ratio_text(ratio):
@@ -147,18 +209,27 @@ def ratio_text(ratio):
 
 _COLUMNS = (("engine", "engine", "{}".format), ("op", "op", "{}".format),
             ("scheme", "scheme", "{}".format), ("class", "class", "{}".format),
-            ("worst error/bound", "worst_ratio", ratio_text), ("on case", "worst_case", "{}".format),
+            ("worst x native", "worst_vs_native", "{:.3g}".format),
+            ("on case", "worst_vs_native_case", "{}".format),
+            ("median x native (N(0,1))", "vs_native", "{:.3g}".format),
             ("median error (N(0,1))", "median_error", "{:.3g}".format),
-            ("x native (fp32: SGEMM, fp64: DGEMM)", "vs_native", "{:.3g}".format),
+            ("worst error/bound", "worst_ratio", ratio_text), ("on case", "worst_case", "{}".format),
+            ("worst error/prob. bound", "worst_ratio_probabilistic", ratio_text),
             ("cases", "cases", "{}".format))
 # (target, summary section title, text under its table)
 SECTIONS = (("float32", "float32-target schemes (float32 operands; native: numpy float32 matmul, "
-                        "SGEMM; class fp32 = fp32-class bound)", ""),
+                        "SGEMM, and a float32 FFT: scipy.fft on the CPU, cuFFT on the GPU; "
+                        "class fp32 = fp32-class bound)", ""),
             ("float64", "fp64 schemes ozaki2_int8xN (float64 operands, cases fp64_*; native: numpy "
                         "float64 matmul, DGEMM; class fp64 = fp64-class bound, x14 and up)",
              "The Ozaki-II bound is relative to each row's and column's 2-norm (docs/bounds.md, "
              "section 12): on wide exponent spans an entry below 2**-Q of its row's norm rounds to "
              "zero and the bound is attained (ratios shown as 1-x are below 1 by x)."))
+BOUNDS_NOTE = (f"x native: the scheme's normwise error over native's on the same input (inf: native "
+               f"exact, the scheme not). error/bound: the rigorous bound; error/prob. bound: the "
+               f"probabilistic one (confidence {CONFIDENCE}, Higham & Mary's model of independent "
+               f"rounding errors, docs/bounds.md section 13), which random data should exceed on at "
+               f"most a fraction {1 - CONFIDENCE:.3g} of entries and adversarial data may exceed.")
 
 
 def summary(results):
@@ -170,18 +241,14 @@ def summary(results):
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in cells)
 
 
-def _markdown_table(header, rows):
-    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-                     + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
-
-
 def _detail_rows(results):
     return [[m.case, m.engine, m.scheme, f"{m.normwise:.3g}", f"{m.native:.3g}", ratio_text(m.ratio),
-             f"{m.seconds * 1e3:.2f}"] for m in results]
+             ratio_text(m.ratio_probabilistic), f"{m.seconds * 1e3:.2f}"] for m in results]
 
 
 _DETAIL_HEADER = ["case", "engine", "scheme", "normwise error",
-                  "native error (SGEMM; DGEMM for fp64_* cases)", "error/bound", "time (ms)"]
+                  "native error (SGEMM; DGEMM for fp64_* cases; float32 FFT)", "error/bound",
+                  "error/prob. bound", "time (ms)"]
 
 
 def _summary_tables(results):
@@ -193,50 +260,34 @@ def _summary_tables(results):
             for target, title, text in SECTIONS if any(r["target"] == target for r in rows)]
 
 
-def write(results, out, *, plots=True, note="", sections=()):
-    """Write ``report.md``, ``report.html`` and (with matplotlib) PNG plots into ``out``.
+def verdict(results):
+    """``"All errors are within their bounds."`` or the violations, one line."""
+    bad = violations(results)
+    return ("All errors are within their bounds." if not bad else
+            "BOUND VIOLATED: " + "; ".join(f"{m.case} / {m.scheme} / {m.engine} (ratio {m.ratio:.3g})"
+                                           for m in bad))
 
-    ``sections`` are extra ``(title, preformatted text)`` pairs (the GPU-vs-CPU comparison).
-    Returns the list of written paths.
+
+def write(results, out, *, plots=True, note="", sections=(), info=None):
+    """Write ``report.md``, ``report.html``, ``report.json`` and (with matplotlib) PNG plots into ``out``.
+
+    ``sections`` are extra ``(title, preformatted text)`` pairs (the GPU-vs-CPU comparison);
+    ``info`` the provenance (default :func:`accuracy.provenance.collect`). Returns the written paths.
     """
     os.makedirs(out, exist_ok=True)
-    images = _plots(results, out) if plots else []
-    tables = _summary_tables(results)
-    bad = violations(results)
-    verdict = ("All errors are within their bounds." if not bad else
-               "BOUND VIOLATED: " + "; ".join(f"{m.case} / {m.scheme} / {m.engine} "
-                                              f"(ratio {m.ratio:.3g})" for m in bad))
-    md = ["# splitprec accuracy report\n", note + "\n" if note else "", verdict + "\n",
-          "".join(f"\n## Summary: {title}\n\n" + _markdown_table(header, rows)
-                  + (f"\n{text}\n" if text else "") for title, header, rows, text in tables),
-          "".join(f"\n![{name}]({name})\n" for name in images),
-          "".join(f"\n## {title}\n\n```\n{text}\n```\n" for title, text in sections),
-          "\n## Every measurement\n\n", _markdown_table(_DETAIL_HEADER, _detail_rows(results))]
-    paths = [os.path.join(out, "report.md"), os.path.join(out, "report.html")]
-    with open(paths[0], "w") as f:
-        f.write("".join(md))
-    with open(paths[1], "w") as f:
-        f.write(_html(verdict, note, tables, images, _detail_rows(results), sections))
-    return paths + [os.path.join(out, name) for name in images]
-
-
-def _html_table(header, rows):
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _html(verdict, note, tables, images, details, sections):
-    style = ("body{font-family:sans-serif;max-width:70em;margin:auto}table{border-collapse:collapse}"
-             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}img{max-width:48%}")
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>splitprec accuracy report"
-            f"</title><style>{style}</style></head><body><h1>splitprec accuracy report</h1>"
-            f"<p>{html.escape(note)}</p><p><b>{html.escape(verdict)}</b></p>"
-            + "".join(f"<h2>Summary: {html.escape(t)}</h2>{_html_table(h, r)}<p>{html.escape(x)}</p>"
-                      for t, h, r, x in tables)
-            + "".join(f"<img src='{html.escape(i)}' alt='{html.escape(i)}'>" for i in images)
-            + "".join(f"<h2>{html.escape(t)}</h2><pre>{html.escape(x)}</pre>" for t, x in sections)
-            + f"<h2>Every measurement</h2>{_html_table(_DETAIL_HEADER, details)}</body></html>")
+    info = provenance.collect(gpu=any(m.engine == "gpu" for m in results)) if info is None else info
+    content = {"verdict": verdict(results), "note": note, "findings": class_findings(results),
+               "bounds_note": BOUNDS_NOTE, "tables": _summary_tables(results),
+               "detail_header": _DETAIL_HEADER, "details": _detail_rows(results),
+               "sections": list(sections), "provenance": info,
+               "images": _plots(results, out) if plots else []}
+    paths = [os.path.join(out, name) for name in ("report.md", "report.html", "report.json")]
+    for path, render in zip(paths, (report_files.markdown, report_files.html)):
+        with open(path, "w") as f:
+            f.write(render(content))
+    with open(paths[2], "w") as f:
+        report_files.write_json(f, results, summary_rows(results), content)
+    return paths + [os.path.join(out, name) for name in content["images"]]
 
 
 def _plots(results, out):

@@ -6,8 +6,8 @@ import pytest
 
 import splitprec
 from splitprec.engines import plan as fft_plan
-from accuracy import cases, exact_matmul, fft_bound, gemm_bound
-from accuracy.bounds import U32, fft_radices, gamma, schemes
+from accuracy import cases, exact_matmul, fft_bound, gemm_bound, probabilistic, rfft_bound
+from accuracy.bounds import U32, U_TRUNCATE, fft_radices, gamma, schemes
 
 SCHEMES = schemes()  # every registered scheme with a derived bound
 
@@ -141,8 +141,10 @@ def test_fft_bound_is_inf_for_nonfinite_or_huge_signals():
 
 
 def test_fft_bound_rejects_bad_arguments():
-    with pytest.raises(ValueError, match=r"^fft_bound: x has dtype int64"):
+    with pytest.raises(TypeError, match=r"^fft_bound: x has dtype int64; accepted: float32, complex64 \(or float16\)"):
         fft_bound(np.arange(4), "bf16x9")
+    with pytest.raises(ValueError, match=r"^fft_bound: x has shape \(0,\); expected a non-empty last axis"):
+        fft_bound(np.ones(0, np.complex64), "bf16x9")
     with pytest.raises(ValueError, match=r"^fft_bound: unknown engine 'tpu'"):
         fft_bound(np.ones(4, np.complex64), "bf16x9", "tpu")
 
@@ -166,3 +168,151 @@ def test_fft_radices_are_the_engines_plan():
     sizes = [*range(1, 5000), *range(5000, 2 ** 24, 9973), *(2 ** e for e in range(13, 27)), 3 * 2 ** 13,
              100000, 44100, 6000, 3 ** 15, 2 ** 20 + 7]
     assert all(fft_radices(n) == fft_plan.factorize(n) for n in sizes)
+
+
+# ---- argument errors -----------------------------------------------------------------------------
+
+def test_gemm_bound_names_both_shapes_when_batches_do_not_broadcast_regression():
+    a, b = np.ones((2, 3, 4), np.float32), np.ones((5, 4, 2), np.float32)
+    message = (r"^gemm_bound: batch dimensions do not broadcast: a has shape \(2, 3, 4\), b has shape "
+               r"\(5, 4, 2\) \(batch \(2,\) against \(5,\)\)$")
+    with pytest.raises(ValueError, match=message):
+        gemm_bound(a, b, "bf16x9")
+    with pytest.raises(ValueError, match=message):
+        gemm_bound(a.astype(np.float64), b.astype(np.float64), "ozaki2_int8x14")
+
+
+@pytest.mark.parametrize("bound, x", [(fft_bound, np.ones(8)), (fft_bound, np.ones(8, np.complex128)),
+                                      (rfft_bound, np.ones(8)), (rfft_bound, np.ones(8, np.complex64))])
+def test_fft_bounds_refuse_double_precision_and_complex_real_input_like_the_ffts_regression(bound, x):
+    accepted = "float32, complex64 \\(or float16\\)" if bound is fft_bound else "float32 \\(or float16\\)"
+    with pytest.raises(TypeError, match=rf"^{bound.__name__}: x has dtype {x.dtype}; accepted: {accepted}; "
+                                        r"nothing is rounded silently"):
+        bound(x, "bf16x9")
+
+
+@pytest.mark.parametrize("bound, x", [(gemm_bound, None), (fft_bound, np.ones(8, np.complex64)),
+                                      (rfft_bound, np.ones(8, np.float32))])
+def test_bounds_reject_unknown_kind_and_confidence_outside_zero_one(bound, x):
+    args = (np.ones((2, 3), np.float32), np.ones((3, 2), np.float32)) if x is None else (x,)
+    name = bound.__name__
+    with pytest.raises(ValueError, match=rf"^{name}: unknown kind 'likely'; expected one of 'rigorous', "
+                                         r"'probabilistic'$"):
+        bound(*args, "bf16x9", kind="likely")
+    for confidence in (0, 1, 1.5, True, "0.9"):
+        with pytest.raises(ValueError, match=rf"^{name}: confidence must be a number strictly between 0 "
+                                             rf"and 1, got {confidence!r}$"):
+            bound(*args, "bf16x9", kind="probabilistic", confidence=confidence)
+
+
+# ---- probabilistic bounds (docs/bounds.md, section 13) ---------------------------------------------
+
+def test_lambda_meets_the_union_bound_of_higham_and_mary():
+    """count * 2 exp(-lam**2 (1-u)**2 / 2) = 1 - confidence, and gamma_tilde ~ lam sqrt(n) u."""
+    lam = probabilistic.lam(0.999, 9 * 4096, U32)
+    assert 9 * 4096 * 2 * math.exp(-lam ** 2 * (1 - U32) ** 2 / 2) == pytest.approx(1e-3, rel=1e-9)
+    assert probabilistic.gamma_tilde(4096, lam, U32) == pytest.approx(lam * 64 * U32, rel=1e-4)
+
+
+def test_probabilistic_gemm_bound_is_the_sqrt_k_factor_on_the_scheme_table():
+    """bf16x9 drops nothing and splits exactly: on ones the bound is gamma_tilde_(k+|S|-1)(lam)
+    times the table's magnitude coefficient, lam from confidence and the |S| k product terms."""
+    d = splitprec.dtype("bf16x9")
+    magnitude = sum((1 + d.part_bound) ** 2 * d.part_bound ** (p + q) for p, q in d.products)
+    for k in (256, 4096):
+        a, b = np.ones((1, k), np.float32), np.ones((k, 1), np.float32)
+        lam = probabilistic.lam(0.99, 9 * k, U32)
+        relative = gemm_bound(a, b, "bf16x9", kind="probabilistic", confidence=0.99)[0, 0] / k
+        assert relative == pytest.approx(probabilistic.gamma_tilde(k + 8, lam, U32) * magnitude, rel=1e-9)
+        assert relative < gemm_bound(a, b, "bf16x9")[0, 0] / k / (0.1 * math.sqrt(k))
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("engine", ["cpu", "gpu"])
+def test_probabilistic_bound_is_never_above_the_rigorous_one(scheme, engine):
+    rng = np.random.default_rng(8)
+    for k in (1, 8, 300):
+        a, b = cases.normal(rng, (3, k)), cases.uniform(rng, (k, 4))
+        rigorous = gemm_bound(a, b, scheme, engine)
+        assert np.all(gemm_bound(a, b, scheme, engine, kind="probabilistic") <= rigorous)
+    x = cases.complex_normal(rng, 96)
+    assert fft_bound(x, scheme, engine, kind="probabilistic") <= fft_bound(x, scheme, engine)
+
+
+def test_probabilistic_gpu_bound_keeps_the_truncation_within_a_k_block_linear():
+    """Truncation is biased, so one k-block of length b keeps gamma_2b(2**-23); only the RN
+    promotions across blocks get the sqrt."""
+    k = 4096
+    a, b = np.ones((1, k), np.float32), np.ones((k, 1), np.float32)
+    hi_hi = (1 + splitprec.dtype("bf16x9").part_bound) ** 2 * k
+    one_block = gemm_bound(a, b, "bf16x9", "gpu", k_block=k, small_k_block=k, kind="probabilistic")[0, 0]
+    assert one_block >= gamma(2 * k, U_TRUNCATE) * hi_hi
+    promoted = gemm_bound(a, b, "bf16x9", "gpu", k_block=32, small_k_block=32, kind="probabilistic")[0, 0]
+    rigorous = gemm_bound(a, b, "bf16x9", "gpu", k_block=32, small_k_block=32)[0, 0]
+    assert promoted < rigorous / 2           # 130 promotions per path: their sqrt pays
+
+
+def test_probabilistic_bound_of_the_ozaki2_schemes_is_the_rigorous_one():
+    rng = np.random.default_rng(9)
+    a, b = cases.normal(rng, (4, 64), np.float64), cases.normal(rng, (64, 3), np.float64)
+    np.testing.assert_array_equal(gemm_bound(a, b, "ozaki2_int8x14", kind="probabilistic"),
+                                  gemm_bound(a, b, "ozaki2_int8x14"))
+
+
+def _allowed_failures(count, confidence):
+    """Failures a rate of 1 - confidence allows in ``count`` trials: mean + 4 standard deviations."""
+    p = 1 - confidence
+    return count * p + 4 * math.sqrt(count * p * (1 - p)) + 1
+
+
+def test_probabilistic_gemm_bound_holds_at_its_stated_rate_on_random_data():
+    """N(0,1) and U(0,1) operands, every scheme: the fraction of entries above the probabilistic
+    bound is at most 1 - confidence (up to sampling noise), at two confidences."""
+    rng = np.random.default_rng(10)
+    outside, total = {0.9: 0, 0.999: 0}, 0
+    for k in (16, 128, 512):        # short: some float32 BLAS builds turn slow beyond k = 512
+        for make in (cases.normal, cases.uniform):
+            a, b = make(rng, (48, k)), make(rng, (k, 48))
+            exact = exact_matmul(a, b)
+            for scheme in SCHEMES:
+                error = np.abs(splitprec.matmul(a, b, dtype=scheme).astype(np.float64) - exact)
+                total += error.size
+                for confidence in outside:
+                    bound = gemm_bound(a, b, scheme, kind="probabilistic", confidence=confidence)
+                    outside[confidence] += int((error > bound).sum())
+    assert all(count <= _allowed_failures(total, c) for c, count in outside.items()), (outside, total)
+
+
+def test_probabilistic_fft_bounds_hold_at_their_stated_rate_on_random_signals():
+    rng = np.random.default_rng(11)
+    outside = total = 0
+    for n in (64, 97, 256):
+        x = np.stack([cases.complex_normal(rng, n) for _ in range(8)])
+        exact = np.stack([np.fft.fft(line.astype(np.complex128)) for line in x])
+        real = x.real.copy()
+        exact_real = np.fft.rfft(real.astype(np.float64))
+        for scheme in SCHEMES:
+            for got, want, bound in ((splitprec.fft.fft(x, dtype=scheme), exact, fft_bound(x, scheme, kind="probabilistic")),
+                                     (splitprec.fft.rfft(real, dtype=scheme), exact_real,
+                                      rfft_bound(real, scheme, kind="probabilistic"))):
+                error = np.linalg.norm(got - want, axis=-1) / np.linalg.norm(want, axis=-1)
+                outside += int((error > bound).sum())
+                total += error.size
+    assert outside <= _allowed_failures(total, 0.999), (outside, total)
+
+
+@pytest.mark.parametrize("scheme", ["bf16x9", "bf16x6", "tf32x3"])
+def test_probabilistic_bound_is_exceeded_on_adversarial_data_within_the_rigorous_one(scheme):
+    """No guarantee on adversarial data (docs/bounds.md, section 13): a 1 followed by 255 values
+    just below half its ulp. float32 BLAS accumulates each entry's k in order (the GEMM kernel's
+    register accumulator), so every small value is rounded away: the error grows like k u, not
+    sqrt(k) u, and the rounding errors are neither random nor mean-zero."""
+    k = 256
+    a = np.ones((16, k), np.float32)
+    b = np.full((k, 16), 255 / 256 * 2.0 ** -24, np.float32)
+    b[0] = 1
+    computed = splitprec.matmul(a, b, dtype=scheme).astype(np.float64)
+    assert np.all(computed == 1.0)                    # every small term was lost
+    error = np.abs(computed - exact_matmul(a, b))
+    assert np.all(error <= gemm_bound(a, b, scheme))
+    assert np.all(error > 2 * gemm_bound(a, b, scheme, kind="probabilistic"))

@@ -1,4 +1,6 @@
 """The report command, its files, and check() on user matrices (float32 and float64 operands)."""
+import json
+import math
 import os
 import subprocess
 import sys
@@ -17,16 +19,24 @@ def test_report_quick_runs_as_module_and_writes_every_file(tmp_path):
                           capture_output=True, text=True, timeout=120,
                           cwd=os.path.dirname(os.path.dirname(__file__)))
     assert done.returncode == 0, done.stderr[-2000:]
-    assert {"report.md", "report.html", "error_vs_k.png", "error_vs_span.png", "fp64_error_vs_k.png",
-            "fp64_error_vs_span.png", "bound_tightness.png"} <= set(os.listdir(out))
-    last = done.stdout.strip().splitlines()
-    assert last[0].startswith("wrote ") and "worst error/bound" in done.stdout
+    assert {"report.md", "report.html", "report.json", "error_vs_k.png", "error_vs_span.png",
+            "fp64_error_vs_k.png", "fp64_error_vs_span.png", "fft_error_vs_n.png",
+            "bound_tightness.png"} <= set(os.listdir(out))
+    lines = done.stdout.strip().splitlines()
+    assert lines[0].startswith("wrote ") and lines[1].startswith("engine  op    scheme")
+    assert "worst x native" in lines[1] and "worst error/prob. bound" in lines[1]
+    last = [line for line in lines[2:] if line.split()[:1] in (["cpu"], ["gpu"])]   # the table's rows
     assert any(line.split()[2:3] == ["bf16x9"] for line in last)
     fp64_rows = [line.split() for line in last if line.split()[2:3] and line.split()[2].startswith("ozaki2")]
     assert sorted(row[2] for row in fp64_rows) == [f"ozaki2_int8x{n}" for n in range(12, 19)]
     assert {row[2]: row[3] for row in fp64_rows}["ozaki2_int8x14"] == "fp64"       # class column
     md = (out / "report.md").read_text()
     assert "All errors are within their bounds." in md
+    assert "\n## Where the schemes are not fp32 (fp64) class\n" in md and "\nProvenance: splitprec " in md
+    saved = _json(out)
+    assert saved["verdict"] == "All errors are within their bounds."
+    assert len(saved["measurements"]) == md.split("## Every measurement")[1].count("\n| ") - 1
+    assert {r["scheme"] for r in saved["summary"]} == {row[2] for row in map(str.split, last)}
     fp64_section = md.split("## Summary: fp64 schemes")[1].split("##")[0]
     assert "DGEMM" in fp64_section and "| cpu | gemm | ozaki2_int8x14 | fp64 |" in fp64_section
     assert "| fp64_near_max_k16 | cpu | ozaki2_int8x14 |" in md
@@ -86,7 +96,9 @@ def test_check_tables_every_scheme_on_user_matrices():
     assert len(result.rows) == 8 and all(r.ratio <= 1 for r in result.rows)
     text, md = str(result), result.to_markdown()
     assert "bf16x9" in text and "native float32" in text
-    assert md.startswith("| scheme | normwise error | max error/bound | vs native fp32 | time (s) |")
+    assert md.startswith("| scheme | normwise error | max error/bound | max error/prob. bound | vs native fp32 "
+                         "| time (s) |")
+    assert all(r.ratio <= r.ratio_probabilistic <= 1 for r in result.rows)
     errors = {r.scheme: r.normwise for r in result.rows}
     assert errors["bf16x9"] < errors["bf16x3"] < errors["bf16"]
 
@@ -149,7 +161,8 @@ def test_check_on_float64_operands_runs_the_fp64_schemes_against_dgemm():
     assert [r.scheme for r in result.rows] == FP64 and all(r.ratio <= 1 for r in result.rows)
     assert result.target == "float64" and result.rows[0].native == accuracy.measure._normwise(
         a @ b, accuracy.exact_matmul(a, b))
-    assert result.to_markdown().startswith("| scheme | normwise error | max error/bound | vs native fp64 |")
+    assert result.to_markdown().startswith("| scheme | normwise error | max error/bound | max error/prob. bound "
+                                           "| vs native fp64 |")
     assert "native float64 matmul normwise error" in str(result)
     one = check(a, b, ["OZAKI2_INT8x14"])
     assert [r.scheme for r in one.rows] == ["ozaki2_int8x14"]
@@ -198,3 +211,205 @@ def test_check_runs_the_fp64_schemes_on_the_gpu_engine_with_the_cpu_engines_bits
     cpu, gpu = check(a, b, FP64), check(a, b, FP64, engine="gpu")
     assert [r.engine for r in gpu.rows] == ["gpu"] * len(FP64) and all(r.ratio <= 1 for r in gpu.rows)
     assert all(np.array_equal(g.output, c.output) for g, c in zip(gpu.rows, cpu.rows))
+
+
+def _json(out):
+    with open(out / "report.json") as f:
+        return json.load(f)
+
+
+# ---- check(): arguments ---------------------------------------------------------------------------
+
+ALL_NAMES = ", ".join(repr(n) for n in accuracy.measure.gemm_schemes())
+
+
+def test_check_takes_one_scheme_name_as_a_string_regression():
+    rng = np.random.default_rng(3)
+    a, b = cases.normal(rng, (4, 16)), cases.normal(rng, (16, 3))
+    assert [r.scheme for r in check(a, b, "bf16x9").rows] == ["bf16x9"]
+    assert [r.scheme for r in check(a, b, "3xTF32").rows] == ["tf32x3"]
+    assert [r.scheme for r in check(a, b, ("bf16", "tf32")).rows] == ["bf16", "tf32"]
+
+
+@pytest.mark.parametrize("schemes, error, message", [
+    ("bf16x4", ValueError, rf"^check: unknown scheme 'bf16x4' in schemes; expected one of {ALL_NAMES}$"),
+    (["tf32", "b"], ValueError, rf"^check: unknown scheme 'b' in schemes; expected one of {ALL_NAMES}$"),
+    ([], ValueError, rf"^check: schemes is empty; expected one or more of {ALL_NAMES}$"),
+    (5, TypeError, r"^check: schemes must be a scheme name or an iterable of names, got 5$"),
+])
+def test_check_names_schemes_in_its_errors_regression(schemes, error, message):
+    a = np.ones((2, 3), np.float32)
+    with pytest.raises(error, match=message):
+        check(a, a.T, schemes)
+
+
+def test_check_on_the_gpu_engine_without_a_gpu_says_so_regression(monkeypatch):
+    monkeypatch.setattr(accuracy.measure, "gpu_available", lambda: False)
+    a = np.ones((2, 3), np.float32)
+    with pytest.raises(RuntimeError, match=r"^check: engine='gpu' but no CUDA GPU is usable \(cupy is "
+                                           r"missing or sees no device\); use engine='cpu'$"):
+        check(a, a.T, "bf16x9", engine="gpu")
+    with pytest.raises(ValueError, match=r"^check: unknown engine 'tpu'; expected one of 'cpu', 'gpu'$"):
+        check(a, a.T, "bf16x9", engine="tpu")
+
+
+def test_gemm_schemes_of_float16_operands_are_the_float32_schemes_as_in_matmul_regression():
+    """splitprec.matmul widens float16 operands exactly and runs the float32-target schemes."""
+    import splitprec
+    schemes = accuracy.measure.gemm_schemes("float16")
+    assert schemes == accuracy.measure.gemm_schemes("float32") and schemes
+    a = np.ones((2, 3), np.float16)
+    assert all(splitprec.matmul(a, a.T, dtype=s).dtype == np.float32 for s in schemes)
+    with pytest.raises(ValueError, match=r"^gemm_schemes: unknown target 'int8'; expected None, "
+                                         r"'float16', 'float32', 'float64'$"):
+        accuracy.measure.gemm_schemes("int8")
+
+
+# ---- the summary: worst case against native, and where a scheme is not of its class -----------------
+
+def _fake(scheme, case, normwise, native, ratio=0.5, op="gemm"):
+    return accuracy.measure.Measurement(scheme, op, "cpu", normwise, ratio, native, 1e-3, case=case,
+                                        ratio_probabilistic=2 * ratio)
+
+
+FAKE = [_fake("bf16x9", "normal_k16", 3e-8, 6e-8), _fake("bf16x9", "subnormal_k64", 4.8e-3, 1e-7),
+        _fake("bf16x9", "zeros_k16", 0.0, 0.0), _fake("tf32x3", "normal_k16", 1e-7, 6e-8),
+        _fake("tf32x3", "subnormal_k64", 3e-7, 1e-7), _fake("bf16", "normal_k16", 2e-3, 6e-8, 0.8),
+        _fake("bf16", "near_max_k16", 1e-3, 0.0, 0.9)]
+
+
+def test_summary_shows_each_schemes_worst_error_against_native_and_its_case():
+    rows = {r["scheme"]: r for r in report.summary_rows(FAKE)}
+    assert rows["bf16x9"]["worst_vs_native"] == pytest.approx(4.8e4)
+    assert rows["bf16x9"]["worst_vs_native_case"] == "subnormal_k64"
+    assert rows["bf16x9"]["vs_native"] == 0.5                              # median on normal_* only
+    assert rows["bf16"]["worst_vs_native"] == math.inf and rows["bf16"]["worst_vs_native_case"] == "near_max_k16"
+    assert rows["bf16"]["worst_ratio"] == 0.9 and rows["bf16"]["worst_ratio_probabilistic"] == 1.8
+    text = report.summary(FAKE).splitlines()
+    assert text[0].split()[:6] == ["engine", "op", "scheme", "class", "worst", "x"]
+    assert text[2].split()[2:6] == ["bf16x9", "fp32", "4.8e+04", "subnormal_k64"]
+
+
+def test_class_findings_say_in_words_where_a_scheme_is_not_fp32_class():
+    assert report.class_findings(FAKE) == [
+        "bf16x9 (gemm, cpu engine) is NOT fp32 class on 1 of 3 cases, error above 4x SGEMM's: "
+        "subnormal_k64 (4.8e+04x SGEMM).",
+        "tf32x3 (gemm, cpu engine): within 4x SGEMM's error on every case.",
+        "Below fp32 class by design (docs/bounds.md, section 8; gemm, cpu engine): bf16 (worst: an "
+        "error where SGEMM is exact, on near_max_k16)."]
+
+
+def test_report_no_longer_says_only_within_bounds_when_a_scheme_misses_its_class(tmp_path):
+    report.write(FAKE, str(tmp_path), plots=False, info={"splitprec": "test"})
+    md = (tmp_path / "report.md").read_text()
+    findings = md.split("## Where the schemes are not fp32 (fp64) class\n\n")[1]
+    assert md.index("All errors are within their bounds.") < md.index("## Where the schemes")
+    assert findings.startswith("- bf16x9 (gemm, cpu engine) is NOT fp32 class on 1 of 3 cases")
+    assert "bf16x9 (gemm, cpu engine) is NOT fp32 class" in (tmp_path / "report.html").read_text()
+
+
+# ---- the FFT's native baseline is a float32 FFT ------------------------------------------------------
+
+def test_fft_native_is_computed_in_single_precision_not_rounded_from_float64():
+    """numpy's complex64 FFT is the float64 result rounded once; scipy.fft computes in float32."""
+    x = cases.complex_normal(np.random.default_rng(4), 256)
+    exact = accuracy.measure.exact_spectrum(x)
+    single = accuracy.measure.single_precision_fft(x)
+    rounded = np.fft.fft(x.astype(np.complex128)).astype(np.complex64)
+    assert not np.array_equal(single.astype(np.complex64), rounded)
+    normwise = accuracy.measure._normwise
+    assert normwise(single, exact) > 2 * normwise(rounded.astype(np.complex128), exact)
+    real = x.real.copy()
+    assert normwise(accuracy.measure.single_precision_fft(real, "rfft"), accuracy.measure.exact_spectrum(real, "rfft")) \
+        > 2 * normwise(np.fft.rfft(real.astype(np.float64)).astype(np.complex64).astype(np.complex128),
+                       accuracy.measure.exact_spectrum(real, "rfft"))
+    m = accuracy.measure.measure_fft(x, "bf16x9")
+    assert m.native == normwise(single, exact)
+
+
+# ---- provenance and JSON ------------------------------------------------------------------------------
+
+def test_report_json_holds_provenance_and_every_row(tmp_path):
+    results = report.run("quick", ["bf16x9"], ("gemm", "fft"), sizes=[16, 64])
+    paths = report.write(results, str(tmp_path), plots=False)
+    assert [os.path.basename(p) for p in paths] == ["report.md", "report.html", "report.json"]
+    saved = _json(tmp_path)
+    info = saved["provenance"]
+    assert {"splitprec", "python", "numpy", "blas", "cpu", "date"} <= set(info)
+    assert info["numpy"] == np.__version__ and info["python"] == sys.version.split()[0]
+    if os.path.isdir(os.path.join(os.path.dirname(os.path.dirname(__file__)), ".git")) or \
+            subprocess.run(["git", "rev-parse"], cwd=os.path.dirname(__file__), capture_output=True).returncode == 0:
+        assert len(info["git_sha"].split("-")[0]) == 40
+    assert [(r["case"], r["scheme"]) for r in saved["measurements"]] == [(m.case, m.scheme) for m in results]
+    row = saved["measurements"][0]
+    assert {"normwise", "ratio", "ratio_probabilistic", "outside_probabilistic", "native", "target"} <= set(row)
+    assert "output" not in row
+    md, page = (tmp_path / "report.md").read_text(), (tmp_path / "report.html").read_text()
+    assert f"numpy {np.__version__}" in md and f"<th>numpy</th><td>{np.__version__}</td>" in page
+
+
+def test_strict_json_writes_inf_as_a_string_and_nan_as_null():
+    from accuracy.report_files import _strict
+    assert _strict({"a": [math.inf, -math.inf, math.nan, 1.5], "b": "x"}) == {"a": ["inf", "-inf", None, 1.5], "b": "x"}
+
+
+def test_measurements_carry_the_probabilistic_ratio_at_most_the_rigorous_one_apart():
+    results = report.run("quick", ["bf16x9", "tf32"], ("gemm",), sizes=[256])
+    assert all(m.ratio <= m.ratio_probabilistic <= 1 and m.outside_probabilistic == 0 for m in results)
+    assert all(m.ratio_probabilistic > 2 * m.ratio for m in results if (m.case, m.scheme) == ("normal_k256", "bf16x9"))
+
+
+# ---- plots ------------------------------------------------------------------------------------------
+
+def test_line_plot_keeps_identical_schemes_apart_marks_exact_errors_and_puts_the_legend_outside():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from accuracy import plots
+    fig, ax = plt.subplots()
+    same = [(1, 1e-7), (16, 0.0), (256, 3e-7)]
+    plots.draw_lines(ax, {"bf16x6": same, "bf16x9": same}, [(1, 1e-7), (16, 2e-7), (256, 4e-7)], True, "native fp32")
+    first, second = ax.get_lines()[:2]
+    assert first.get_marker() != second.get_marker() and first.get_linestyle() != second.get_linestyle()
+    assert all(a != b for a, b in zip(first.get_xdata(), second.get_xdata()))        # shifted apart
+    assert min(min(line.get_ydata()) for line in ax.get_lines()) == 1e-7             # no floor for 0
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels.count("error 0 (exact)") == 1
+    assert ax.get_legend().get_bbox_to_anchor().transformed(ax.transAxes.inverted()).x0 > 1
+    plt.close(fig)
+
+
+def test_tightness_plot_has_separate_fp32_and_fp64_panels():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from accuracy import plots
+    results = report.run("quick", ["bf16x9", "ozaki2_int8x14"], ("gemm",), sizes=[16])
+    fig = plots.tightness_figure(plt, results)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["float32-target schemes", "fp64 schemes (ozaki2_int8xN)"]
+    ticks = [[t.get_text() for t in ax.get_xticklabels()] for ax in fig.axes]
+    assert "bf16x9" in ticks[0] and "ozaki2_int8x14" not in ticks[0] and ticks[1] == ["ozaki2_int8x14"]
+    plt.close(fig)
+
+
+# ---- GPU engine (run on a machine with a CUDA GPU) ---------------------------------------------------
+
+@pytest.mark.gpu
+def test_gpu_fft_native_is_cufft_in_single_precision():
+    import cupy
+    x = cases.complex_normal(np.random.default_rng(5), 256)
+    m = accuracy.measure.measure_fft(x, "bf16x9", "gpu")
+    cufft = cupy.asnumpy(cupy.fft.fft(cupy.asarray(x))).astype(np.complex128)
+    assert m.native == accuracy.measure._normwise(cufft, accuracy.measure.exact_spectrum(x))
+
+
+@pytest.mark.gpu
+def test_probabilistic_bound_holds_at_its_rate_on_the_gpu_engine():
+    rng = np.random.default_rng(6)
+    a, b = cases.normal(rng, (64, 2048)), cases.normal(rng, (2048, 64))
+    rows = check(a, b, engine="gpu").rows
+    entries = 64 * 64 * len(rows)
+    outside = sum(r.outside_probabilistic * 64 * 64 for r in rows)
+    assert outside <= entries * (1 - accuracy.measure.CONFIDENCE) + 4 * math.sqrt(entries * 1e-3) + 1
+    assert all(r.ratio <= r.ratio_probabilistic for r in rows)

@@ -1,0 +1,85 @@
+"""``splitprec report`` argument checks: --out, --sizes, --force, and the note on added schemes."""
+import os
+
+import pytest
+
+from accuracy import cli, report
+
+
+@pytest.fixture
+def suite_never_runs(monkeypatch):
+    """Fail the test if the suite starts: these errors must come before any measurement."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the suite ran")
+    monkeypatch.setattr(report, "run", refuse)
+
+
+def _usage_error(argv, capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2
+    return err.strip().splitlines()[-1]
+
+
+def test_out_naming_an_existing_file_fails_before_the_suite_regression(tmp_path, capsys, suite_never_runs):
+    target = tmp_path / "notes.txt"
+    target.write_text("mine")
+    line = _usage_error(["report", "--quick", "--out", str(target)], capsys)
+    assert line == (f"splitprec report: error: --out {str(target)!r} is an existing file; expected a "
+                    f"folder (created if missing)")
+    assert target.read_text() == "mine"
+
+
+def test_out_in_an_unwritable_place_fails_before_the_suite_regression(tmp_path, capsys, suite_never_runs):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    out = blocker / "report"                          # a folder below a file: cannot be made, even as root
+    line = _usage_error(["report", "--quick", "--out", str(out)], capsys)
+    assert line.startswith(f"splitprec report: error: --out {str(out)!r} is not writable: ")
+
+
+@pytest.mark.parametrize("sizes, shown", [("-5", "-5"), ("0", "0"), ("16,0", "0"), ("16,abc", "'abc'")])
+def test_sizes_must_be_positive_integers_regression(sizes, shown, capsys, suite_never_runs):
+    line = _usage_error(["report", "--quick", "--sizes", sizes], capsys)
+    assert line == f"splitprec report: error: argument --sizes: sizes must be positive integers, got {shown}"
+
+
+def test_existing_report_is_refused_unless_forced_regression(tmp_path, capsys, monkeypatch):
+    (tmp_path / "report.md").write_text("an earlier report")
+    monkeypatch.setattr(report, "run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("the suite ran")))
+    line = _usage_error(["report", "--quick", "--out", str(tmp_path)], capsys)
+    assert line == (f"splitprec report: error: --out {str(tmp_path)!r} already holds a report (report.md); "
+                    f"pass --force to overwrite it, or choose another --out")
+    monkeypatch.undo()
+    for flag in ("--force", "--overwrite"):
+        status = cli.main(["report", "--quick", "--schemes", "bf16x9", "--ops", "gemm", "--sizes", "16",
+                           "--out", str(tmp_path), "--no-plots", flag])
+        assert status == 0 and (tmp_path / "report.md").read_text().startswith("# splitprec accuracy report")
+
+
+def test_help_names_force_and_the_file_to_open(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["report", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--force, --overwrite overwrite a report already in --out" in text
+    assert "report.html (open this)" in text
+
+
+def test_schemes_says_when_it_adds_the_reference_schemes(tmp_path, capsys):
+    status = cli.main(["report", "--quick", "--schemes", "bf16x9,tf32", "--ops", "gemm", "--sizes", "16",
+                       "--out", str(tmp_path), "--no-plots"])
+    assert status == 0
+    note = ("--schemes: added the one-term reference schemes bf16 (the fast, inaccurate baselines of "
+            "the plots)")
+    assert note in capsys.readouterr().err and note in (tmp_path / "report.md").read_text()
+    status = cli.main(["report", "--quick", "--schemes", "bf16,tf32", "--ops", "gemm", "--sizes", "16",
+                       "--out", str(tmp_path / "again"), "--no-plots"])
+    assert status == 0 and "--schemes: added" not in capsys.readouterr().err
+
+
+def test_report_files_land_in_a_new_folder(tmp_path):
+    out = tmp_path / "a" / "b"
+    assert cli.main(["report", "--quick", "--schemes", "bf16", "--ops", "gemm", "--sizes", "16",
+                     "--out", str(out), "--no-plots"]) == 0
+    assert set(os.listdir(out)) == {"report.md", "report.html", "report.json"}
