@@ -8,7 +8,7 @@ from hypothesis.extra import numpy as hnp
 
 import accuracy
 import splitprec as sp
-from splitprec import _fft_engine, _launch
+from splitprec import _fft_engine, _fftconvolve, _launch
 from splitprec.dtypes import cheapest
 
 
@@ -180,8 +180,8 @@ def test_every_nd_fft_rejects_s_and_axes_of_different_lengths(family):
 
 
 @pytest.mark.parametrize("family", FAMILY, ids=_ids)
-@pytest.mark.parametrize("bad", [np.float64, np.complex128, np.int32, np.bool_])
-def test_every_fft_rejects_float64_and_integer_input(family, bad):
+@pytest.mark.parametrize("bad", [np.float64, np.complex128])
+def test_every_fft_rejects_float64_input(family, bad):
     ours, _, _ = family
     with pytest.raises(TypeError, match=rf"^{ours.__name__}: a has dtype {np.dtype(bad)}"):
         ours(np.ones((2, 4), bad))
@@ -461,7 +461,7 @@ def test_block_length_has_the_least_work_per_kept_output(n_long, n_short, length
     blocks keep more of each (4097 taps: 2^16, where three quarters kept would give 2^14);
     lengths that do not fit twice, of three launches (2^23 and up: they cannot place blocks), or a
     single tap, take no blocks."""
-    assert sp.fft._block_length(n_long, n_short) == length
+    assert _fftconvolve._block_length(n_long, n_short) == length
 
 
 _BLOCK_SHAPES = [(((3, 5000), (1, 300)), -1), (((3, 5000), (3, 300)), -1), (((5000, 2), (300, 1)), 0),
@@ -475,7 +475,7 @@ def test_fftconvolve_overlap_save_matches_scipy(shapes, axis, kind, mode):
     """Long inputs with short ones run in overlap-save blocks (one filter or one per row, either
     input the longer, any axis), real inputs two blocks per complex transform."""
     in1, in2 = _signal(shapes[0], kind, seed=10), _signal(shapes[1], kind, seed=11)
-    assert sp.fft._block_length(max(in1.shape[axis], in2.shape[axis]), min(in1.shape[axis], in2.shape[axis]))
+    assert _fftconvolve._block_length(max(in1.shape[axis], in2.shape[axis]), min(in1.shape[axis], in2.shape[axis]))
     wide = np.complex128 if kind == "c" else np.float64
     ref = scipy_signal.fftconvolve(in1.astype(wide), in2.astype(wide), mode, axes=axis)
     y = sp.fft.fftconvolve(in1, in2, mode, axes=axis)
@@ -535,7 +535,7 @@ def test_fftconvolve_overlap_save_nonfinite_rows_like_scipy():
 def test_fftconvolve_length_is_a_fused_power_of_two_on_the_gpu(n, scheme, gpu, length, monkeypatch):
     xp = object() if gpu else np              # any namespace other than numpy means the GPU
     monkeypatch.setattr(_launch, "hopper", lambda: True)   # where the fused kernel runs
-    assert sp.fft._conv_length(n, sp.dtype(scheme), xp) == length
+    assert _fftconvolve._conv_length(n, sp.dtype(scheme), xp) == length
 
 
 @pytest.mark.gpu
@@ -844,8 +844,8 @@ def test_gpu_overlap_save_kernel_cuts_and_places_blocks_as_the_arrays_do(n, taps
     cp = _cupy()
     d = sp.dtype(DEFAULT)
     x, h, start, keep = _overlap_save_case(n, taps, 1, mode, kind, seed=16)
-    spectrum = sp.fft._block_spectrum(h, length, d)
-    ref = sp.fft._overlap_save_arrays(x, spectrum, (3,), taps, start + keep, real=kind == "r", d=d, flag=None,
+    spectrum = _fftconvolve._block_spectrum(h, length, d)
+    ref = _fftconvolve._overlap_save_arrays(x, spectrum, (3,), taps, start + keep, real=kind == "r", d=d, flag=None,
                                       one_filter=True)[..., start:start + keep]
     flags = cp.zeros(4, np.uint32)
     y = _fft_engine.overlap_save(x, spectrum.reshape(length), taps - 1, start, keep, d, flags)
