@@ -104,9 +104,10 @@ def _nd_args(x, s, axes, op, *, inverse_real):
     axis' length, None (deprecated) takes the 1-D default (``2 * (m - 1)`` on the last axis of an
     inverse real transform, as when ``s`` is not given)."""
     if axes is None and s is not None:
-        warnings.warn(f"`axes` should not be `None` if `s` is not `None` (deprecated in NumPy 2.0, "
-                      f"which {op} follows): the last {len(s)} axes are transformed; pass axes "
-                      f"explicitly to keep that without this warning", DeprecationWarning, stacklevel=4)
+        warnings.warn(f"`axes` should not be `None` if `s` is not `None` (deprecated in NumPy 2.0; "
+                      f"splitprec follows numpy): {op} transforms the last {len(s)} axes; pass "
+                      f"axes={tuple(range(-len(s), 0))} to keep that without this warning",
+                      DeprecationWarning, stacklevel=4)
     axes = range(x.ndim) if axes is None and s is None else range(-len(s), 0) if axes is None else axes
     axes = [axis_index(ax, x.ndim, op) for ax in axes]
     given = s is not None

@@ -19,9 +19,13 @@ U32 = np.finfo(np.float32).eps / 2          # float32 unit roundoff
 NORMS = [None, "backward", "ortho", "forward"]
 # (splitprec function, numpy function, input kind): the whole family, for parametrized tests.
 ONE_D = [(sp.fft.fft, np.fft.fft, "c"), (sp.fft.ifft, np.fft.ifft, "c"),
-         (sp.fft.rfft, np.fft.rfft, "r"), (sp.fft.irfft, np.fft.irfft, "c")]
+         (sp.fft.rfft, np.fft.rfft, "r"), (sp.fft.irfft, np.fft.irfft, "c"),
+         (sp.fft.hfft, np.fft.hfft, "c"), (sp.fft.ihfft, np.fft.ihfft, "r")]
 N_D = [(sp.fft.fftn, np.fft.fftn, "c"), (sp.fft.ifftn, np.fft.ifftn, "c"),
-       (sp.fft.fft2, np.fft.fft2, "c"), (sp.fft.ifft2, np.fft.ifft2, "c")]
+       (sp.fft.fft2, np.fft.fft2, "c"), (sp.fft.ifft2, np.fft.ifft2, "c"),
+       (sp.fft.rfftn, np.fft.rfftn, "r"), (sp.fft.irfftn, np.fft.irfftn, "c"),
+       (sp.fft.rfft2, np.fft.rfft2, "r"), (sp.fft.irfft2, np.fft.irfft2, "c")]
+SINGLE = {np.dtype(np.float64): np.float32, np.dtype(np.complex128): np.complex64}   # numpy's dtype -> ours
 FAMILY = ONE_D + N_D
 
 
@@ -58,7 +62,7 @@ def test_every_1d_fft_matches_numpy(family, n, axis, norm):
     x = _signal((6, 10), kind)
     y, ref = ours(x, n=n, axis=axis, norm=norm), theirs(x.astype(np.complex128 if kind == "c" else
                                                                np.float64), n=n, axis=axis, norm=norm)
-    assert y.shape == ref.shape and y.dtype == (np.float32 if ours is sp.fft.irfft else np.complex64)
+    assert y.shape == ref.shape and y.dtype == SINGLE[ref.dtype]
     err_float32 = _rel(getattr(scipy_fft, ours.__name__)(x, n=n, axis=axis, norm=norm), ref)
     assert _rel(y, ref) <= 2 * err_float32 or _rel(y, ref) == 0
 
@@ -69,13 +73,13 @@ def test_every_1d_fft_matches_numpy(family, n, axis, norm):
                                      ((4,), (-2,))])
 @pytest.mark.filterwarnings("ignore:`axes` should not be `None`:DeprecationWarning")
 def test_every_nd_fft_matches_numpy(family, s, axes, norm):
-    ours, theirs, _ = family
-    if ours in (sp.fft.fft2, sp.fft.ifft2) and axes is None and s is not None:
+    ours, theirs, kind = family
+    if ours.__name__.endswith("2") and axes is None and s is not None:
         axes = (-2, -1)
-    x = _signal((4, 6, 5), "c", seed=1)
+    x = _signal((4, 6, 5), kind, seed=1)
     kwargs = {"s": s, "norm": norm} | ({} if axes is None else {"axes": axes})
-    y, ref = ours(x, **kwargs), theirs(x.astype(np.complex128), **kwargs)
-    assert y.shape == ref.shape and y.dtype == np.complex64
+    y, ref = ours(x, **kwargs), theirs(x.astype(np.complex128 if kind == "c" else np.float64), **kwargs)
+    assert y.shape == ref.shape and y.dtype == SINGLE[ref.dtype]
     err_float32 = _rel(getattr(scipy_fft, ours.__name__)(x, **kwargs), ref)
     assert _rel(y, ref) <= 2 * err_float32
 
@@ -174,9 +178,9 @@ def test_every_1d_fft_rejects_axis_out_of_range(family):
 
 @pytest.mark.parametrize("family", N_D, ids=_ids)
 def test_every_nd_fft_rejects_s_and_axes_of_different_lengths(family):
-    ours, _, _ = family
+    ours, _, kind = family
     with pytest.raises(ValueError, match=rf"^{ours.__name__}: s and axes have different lengths"):
-        ours(_signal((2, 4, 4), "c"), s=(4, 4, 4), axes=(0, 1))
+        ours(_signal((2, 4, 4), kind), s=(4, 4, 4), axes=(0, 1))
 
 
 @pytest.mark.parametrize("family", FAMILY, ids=_ids)
@@ -570,6 +574,7 @@ def test_fftconvolve_rejects_float64():
 
 # -- GPU kernel and GPU engine -------------------------------------------------------------------
 
+@pytest.mark.nvrtc
 def test_every_fft_kernel_instantiation_compiles_with_nvrtc():
     nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
     from test_kernels_gemm import _nvrtc_compile
@@ -583,6 +588,7 @@ def test_every_fft_kernel_instantiation_compiles_with_nvrtc():
     assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, log
 
 
+@pytest.mark.nvrtc
 @pytest.mark.parametrize("arch", ["90", "80"])
 def test_nan_lines_kernel_compiles_with_nvrtc(arch):
     nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
@@ -591,6 +597,7 @@ def test_nan_lines_kernel_compiles_with_nvrtc(arch):
     assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, log
 
 
+@pytest.mark.nvrtc
 def test_kernel_plans_every_length_as_the_host_does():
     """The kernel's compile-time plan (Radices, block_offset, twiddle_offset) is the host's for every
     length 2..4096 with no prime factor above 7: the same radices in order, each pass's DFT-block

@@ -46,6 +46,7 @@ def _nvrtc_compile(filename, expressions, arch, appended=""):
     return result, log.decode(errors="replace")
 
 
+@pytest.mark.nvrtc
 @pytest.mark.parametrize("filename, arch", [
     (filename, arch) for filename in _gpu.instantiations() for arch in ("90", "80")
     if arch == "90" or filename != _gpu.GEMM90_FILE])                                # wgmma: sm_90a only

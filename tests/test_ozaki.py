@@ -234,6 +234,7 @@ def test_errors_name_the_argument_and_what_is_accepted(call, error, message):
         call()
 
 
+@pytest.mark.nvrtc
 @pytest.mark.parametrize("filename", [_ozaki_gpu.RESIDUE_FILE, _ozaki_gpu.CRT_FILE])
 @pytest.mark.parametrize("arch", ["90", "80"])
 def test_every_kernel_instantiation_compiles_with_nvrtc(filename, arch):
