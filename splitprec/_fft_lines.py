@@ -69,8 +69,10 @@ def swapped_norm(norm):
 
 
 def check_norm(norm):
+    """``norm`` itself if numpy.fft accepts it, else a ValueError (numpy's message)."""
     if norm not in _NORMS:
         raise ValueError(f'Invalid norm value {norm!r}; should be "backward", "ortho" or "forward"')
+    return norm
 
 
 def _norm_factor(norm, n, inverse):

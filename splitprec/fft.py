@@ -68,7 +68,7 @@ from typing import Literal, Optional
 import numpy as np
 
 from ._fft_helpers import fftfreq, fftshift, ifftshift, next_fast_len, rfftfreq
-from ._fft_lines import axis_index, length, operand, scheme, swapped_norm, transform, write, check_norm
+from ._fft_lines import axis_index, check_norm, length, operand, scheme, swapped_norm, transform, write
 from ._fftconvolve import fftconvolve
 from .dtypes import SchemeLike
 from .interop import Array, ArrayLike, read
@@ -91,8 +91,7 @@ def _raw_fft(a, n, axis, *, norm, out, dtype, inverse, kind, op, hermitian=False
         raise np.exceptions.AxisError(axis, 0, msg_prefix=op)
     axis = axis_index(axis, x.ndim, op)
     n = length(n, 2 * (x.shape[axis] - 1) if kind == "c2r" else x.shape[axis], op)
-    norm = swapped_norm(norm) if hermitian else norm
-    check_norm(norm)
+    norm = swapped_norm(norm) if hermitian else check_norm(norm)
     if hermitian and kind == "c2r":
         x = x.conj()
     y = transform(x, n, axis, norm=norm, inverse=inverse, kind=kind, d=d)

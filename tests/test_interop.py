@@ -142,11 +142,12 @@ def test_integer_and_bool_arrays_are_taken_where_the_target_holds_them(integers)
      r"e\.g\. numpy\.float32\(a\)"),
     (lambda: sp.matmul(np.ones((1, 1)), np.array([[2 ** 53 + 1]], np.int64)),
      r"^matmul: b holds a value that float64 cannot hold exactly \(9007199254740993\)"),
-    (lambda: sp.matmul([[0.1, 1.0]], [[1.0], [2.0]]), r"^matmul: a holds a value that float32 cannot hold exactly \(0\.1\)"),
+    (lambda: sp.matmul([[0.1, 1.0]], [[1.0], [2.0]]),
+     r"^matmul: a holds a value that float32 cannot hold exactly \(0\.1\)"),
     (lambda: sp.fft.fft([1 + 0.1j, 2]), r"^fft: a holds a value that complex64 cannot hold exactly \(\(1\+0\.1j\)\)"),
     (lambda: sp.fft.rfft([1j, 2]), r"^rfft: a has dtype complex128; accepted: float32, float16 or bfloat16 data"),
-    (lambda: sp.fft.fftconvolve(np.ones(3), np.ones(3, np.float32)), r"^fftconvolve: in1 has dtype float64; accepted: "
-                                                                     r"float32, float16 or bfloat16 data, and integers"),
+    (lambda: sp.fft.fftconvolve(np.ones(3), np.ones(3, np.float32)),
+     r"^fftconvolve: in1 has dtype float64; accepted: float32, float16 or bfloat16 data, and integers"),
 ])
 def test_values_the_target_cannot_hold_are_refused_naming_the_argument(call, message):
     with pytest.raises(TypeError, match=message):
