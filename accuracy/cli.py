@@ -69,6 +69,7 @@ def _check_out(out, force, parser):
 
 def _parser():
     parser = argparse.ArgumentParser(prog="splitprec", description="splitprec accuracy tools")
+    parser.add_argument("--version", action="version", version=f"splitprec {splitprec.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("report", help="run the accuracy suite and write a report",
                          description=__doc__.split("\n\n")[1])

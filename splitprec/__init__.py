@@ -1,8 +1,12 @@
 """splitprec: fp32-accurate matrix products and FFTs from narrow tensor-core formats."""
+from ._version import __version__
+from ._backend import UnsupportedDeviceError
+from ._defaults import default_scheme
 from .array import SplitArray, asarray, empty, full, ones, zeros
 from .dtypes import SplitDType, dtype, dtypes
 from .linalg import matmul
 from . import fft
 
-__all__ = ["SplitDType", "dtype", "dtypes", "matmul", "fft",
-           "SplitArray", "asarray", "empty", "full", "ones", "zeros"]
+__all__ = ["SplitDType", "dtype", "dtypes", "default_scheme", "matmul", "fft",
+           "SplitArray", "asarray", "empty", "full", "ones", "zeros", "UnsupportedDeviceError",
+           "__version__"]

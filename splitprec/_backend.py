@@ -1,4 +1,5 @@
 """Array-namespace helpers: the same code runs on numpy and cupy arrays; cupy is imported lazily."""
+import functools
 import sys
 
 import numpy as np
@@ -21,3 +22,29 @@ def namespace(*arrays):
 def device_name(x):
     """``'gpu'`` for cupy storage, ``'cpu'`` otherwise."""
     return "gpu" if is_cupy(x) else "cpu"
+
+
+class UnsupportedDeviceError(RuntimeError):
+    """A GPU (cupy) operation was asked for where no usable CUDA GPU is."""
+
+
+@functools.cache
+def _gpu_problem():
+    """None when cupy imports and sees a CUDA device, else why not (checked once per process)."""
+    try:
+        import cupy
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            return None
+        return "cupy sees no CUDA device"
+    except Exception as err:    # ImportError, CUDARuntimeError (no driver, driver too old, ...)
+        return f"{type(err).__name__}: {err}"
+
+
+def gpu_module(op, what):
+    """The cupy module, or an :class:`UnsupportedDeviceError` naming ``op`` and ``what`` (the
+    argument that asked for the GPU, e.g. ``"device='gpu'"``) when no usable GPU is present."""
+    problem = _gpu_problem()
+    if problem is not None:
+        raise UnsupportedDeviceError(f"{op}: {what} needs a usable CUDA GPU through cupy, and there is "
+                                     f"none ({problem}); expected device 'cpu' (numpy data) here")
+    return sys.modules["cupy"]

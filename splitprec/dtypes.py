@@ -9,9 +9,19 @@ A product ``A @ B`` is the sum of the narrow products ``A_i @ B_j`` over ``produ
 Everything per-scheme (split, engines, bounds, kernel dispatch) reads these records.
 The fp64-class schemes ``ozaki2_int8x<N>`` (float64 target, CRT over N int8 moduli) are
 :class:`splitprec.ozaki.Ozaki2DType` records in the same registry (see splitprec/ozaki.py).
+
+Names resolve case-insensitively, with the spellings in use elsewhere: CUTLASS's (``3xTF32``,
+``9xBF16``) and the XLA/JAX ``DotAlgorithmPreset`` names (``LHS_RHS_ACCUM[_X<products>]``, as a
+string or a ``jax.lax.DotAlgorithmPreset`` member): ``BF16_BF16_F32`` is ``bf16``,
+``BF16_BF16_F32_X3`` ``bf16x3``, ``BF16_BF16_F32_X6`` ``bf16x6``, ``BF16_BF16_F32_X9`` ``bf16x9``,
+``TF32_TF32_F32`` ``tf32``, ``TF32_TF32_F32_X3`` ``tf32x3`` and ``F16_F16_F32`` ``fp16`` (the same
+parts and products; splitprec's ``fp16`` also scales rows and columns by powers of two). The presets
+with no split scheme behind them (``DEFAULT``, the float8 ones, fp16/bf16 accumulation, native
+``F32_F32_F32`` and ``F64_F64_F64``) are refused with the reason.
 """
 import functools
 from dataclasses import dataclass
+from typing import Union
 
 from .formats import FORMATS, get_format
 from .ozaki import SCHEMES as _OZAKI2_SCHEMES, Ozaki2DType
@@ -86,6 +96,10 @@ class SplitDType:
             self.product_error <= FP32_CLASS_PRODUCT_ERROR
 
 
+# What a ``dtype=`` parameter takes: a name, a record, a jax.lax.DotAlgorithmPreset, or None.
+SchemeLike = Union[str, SplitDType, Ozaki2DType, None]
+
+
 def _all_pairs_up_to(terms, level):
     """Part pairs with ``i + j <= level``, smallest (largest ``i + j``) first."""
     pairs = [(i, j) for i in range(terms) for j in range(terms) if i + j <= level]
@@ -93,19 +107,31 @@ def _all_pairs_up_to(terms, level):
 
 
 _SCHEMES = (
-    SplitDType("tf32", "tf32", 1, ((0, 0),)),
-    SplitDType("bf16", "bf16", 1, ((0, 0),)),
-    SplitDType("fp16", "fp16", 1, ((0, 0),), scaling="pow2"),
-    SplitDType("tf32x3", "tf32", 2, _all_pairs_up_to(2, 1), aliases=("3xtf32",)),
-    SplitDType("bf16x3", "bf16", 2, _all_pairs_up_to(2, 1), aliases=("3xbf16", "2xbf16")),
-    SplitDType("bf16x6", "bf16", 3, _all_pairs_up_to(3, 2), aliases=("6xbf16",)),
-    SplitDType("bf16x9", "bf16", 3, _all_pairs_up_to(3, 4), aliases=("9xbf16",)),
+    SplitDType("tf32", "tf32", 1, ((0, 0),), aliases=("tf32_tf32_f32",)),
+    SplitDType("bf16", "bf16", 1, ((0, 0),), aliases=("bf16_bf16_f32",)),
+    SplitDType("fp16", "fp16", 1, ((0, 0),), scaling="pow2", aliases=("f16_f16_f32",)),
+    SplitDType("tf32x3", "tf32", 2, _all_pairs_up_to(2, 1), aliases=("3xtf32", "tf32_tf32_f32_x3")),
+    SplitDType("bf16x3", "bf16", 2, _all_pairs_up_to(2, 1),
+               aliases=("3xbf16", "2xbf16", "bf16_bf16_f32_x3")),
+    SplitDType("bf16x6", "bf16", 3, _all_pairs_up_to(3, 2), aliases=("6xbf16", "bf16_bf16_f32_x6")),
+    SplitDType("bf16x9", "bf16", 3, _all_pairs_up_to(3, 4), aliases=("9xbf16", "bf16_bf16_f32_x9")),
     SplitDType("fp16x3", "fp16", 2, _all_pairs_up_to(2, 1), shift=11, scaling="pow2",
                aliases=("3xfp16",)),
 )
 _REGISTRY = {d.name: d for d in _SCHEMES + _OZAKI2_SCHEMES}
 _LOOKUP = {alias: d for d in _REGISTRY.values() for alias in (d.name, *d.aliases)}
+# XLA DotAlgorithmPresets that name no split scheme, and why (lower case, as looked up).
+_UNMATCHED_PRESETS = {
+    "default": "it leaves the algorithm to the compiler",
+    **{f"any_f8_any_f8_{accum}": "its products are float8, and splitprec has no float8 parts"
+       for accum in ("f32", "f32_fast_accum", "any", "any_fast_accum")},
+    "f16_f16_f16": "it accumulates in fp16; splitprec accumulates in float32",
+    "bf16_bf16_bf16": "it accumulates in bf16; splitprec accumulates in float32",
+    "f32_f32_f32": "it means native float32 products (numpy.matmul, cupy.matmul)",
+    "f64_f64_f64": "it means native float64 products; the fp64-class schemes are ozaki2_int8x<N>",
+}
 TARGETS = ("float32", "float64")
+PRECISIONS = ("fp32", "fp64")
 assert all(d.base in FORMATS for d in _SCHEMES)
 
 
@@ -134,21 +160,39 @@ def dtype(name):
     """
     if isinstance(name, (SplitDType, Ozaki2DType)):
         return name
+    if type(name).__name__ == "DotAlgorithmPreset":       # jax.lax's enum, without importing jax
+        name = name.name
     if not isinstance(name, str):
         raise TypeError(f"split dtype must be a name (str) or SplitDType, got {type(name).__name__}")
+    expected = f"expected one of {', '.join(map(repr, dtypes()))}"
+    if name.lower() in _UNMATCHED_PRESETS:
+        raise ValueError(f"split dtype {name!r} is an XLA DotAlgorithmPreset with no splitprec "
+                         f"equivalent: {_UNMATCHED_PRESETS[name.lower()]}; {expected}")
     try:
         return _LOOKUP[name.lower()]
     except KeyError:
-        raise ValueError(f"unknown split dtype {name!r}; expected one of "
-                         f"{', '.join(map(repr, dtypes()))}") from None
+        raise ValueError(f"unknown split dtype {name!r}; {expected}") from None
 
 
-@functools.lru_cache(maxsize=None)
+def check_precision(precision):
+    """``precision`` itself if it is ``"fp32"`` or ``"fp64"``; a TypeError or ValueError naming it
+    otherwise (checked before any lookup, so unhashable values get the same clear message)."""
+    if not isinstance(precision, str):
+        raise TypeError(f"precision must be 'fp32' or 'fp64' (a str), got {precision!r} of type "
+                        f"{type(precision).__name__}")
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}; expected 'fp32' or 'fp64'")
+    return precision
+
+
 def cheapest(precision):
     """The cheapest scheme of ``precision`` class: ``"fp32"`` (ties broken by the smaller error) or
     ``"fp64"`` (the fewest moduli whose bound is fp64 class: ``ozaki2_int8x14``)."""
+    return _cheapest(check_precision(precision))
+
+
+@functools.lru_cache(maxsize=None)
+def _cheapest(precision):
     if precision == "fp64":
         return min((d for d in _OZAKI2_SCHEMES if d.fp64_class), key=lambda d: d.cost)
-    if precision != "fp32":
-        raise ValueError(f"unknown precision {precision!r}; expected 'fp32' or 'fp64'")
     return min((d for d in _SCHEMES if d.fp32_class), key=lambda d: (d.cost, d.product_error))

@@ -1,52 +1,61 @@
 """Matrix products in a split-precision scheme: ``matmul``.
 
 ``dtype`` names the scheme (see :func:`splitprec.dtypes`); ``precision="fp32"`` picks the cheapest
-scheme whose bound is fp32 class, ``precision="fp64"`` the cheapest fp64-class one. Inputs of
-float32-target schemes are float32 (float16 is widened exactly); float64 is rejected rather than
-silently rounded. Inputs of float64-target schemes (``ozaki2_int8x<N>``) are float64 and the result
-is float64; float32 is rejected rather than silently promoted. numpy arrays run on the reference engine, cupy arrays on the
-GPU, where a call is queued on the current stream with no host wait (as ``cupy.matmul``). NaN and
-±inf appear in the result exactly where they appear in the float64 product of the same inputs
-(Inf*0 gives NaN). Finite inputs never give NaN: an entry whose narrow products overflow (inf - inf,
-or a partial sum past the float32 range) is recomputed as a float64 dot product rounded to float32,
-so results beyond the float32 range become ±inf as in the float64 product.
+scheme whose bound is fp32 class, ``precision="fp64"`` the cheapest fp64-class one. With neither, the
+operands' dtype decides the target: float32 (and float16, bfloat16) operands run the float32
+default (``splitprec.default_scheme``: the fp32 class unless set), float64 operands the float64
+default (the fp64 class: ``ozaki2_int8x14``), and float32 beside float64 is refused; integer, bool
+and Python data take the other operand's target (float32 when both are such data). Inputs of
+float32-target schemes are float32 (float16 and bfloat16 are widened exactly); float64 is rejected
+rather than silently rounded. Inputs of float64-target schemes (``ozaki2_int8x<N>``) are float64 and
+the result is float64; float32 is rejected rather than silently promoted. Integer and bool data are
+taken where the target holds every value exactly, and any array library's operands are read through
+DLPack, with the result given back in that library (:mod:`splitprec.interop`). numpy arrays run on
+the reference engine, cupy arrays on the GPU, where a call is queued on the current stream with no
+host wait (as ``cupy.matmul``). NaN and ±inf appear in the result exactly where they appear in the
+float64 product of the same inputs (Inf*0 gives NaN). Finite inputs never give NaN: an entry whose
+narrow products overflow (inf - inf, or a partial sum past the float32 range) is recomputed as a
+float64 dot product rounded to float32, so results beyond the float32 range become ±inf as in the
+float64 product.
 """
+from __future__ import annotations
+
 import numpy as np
 
 from ._backend import is_cupy, namespace
-from .dtypes import cheapest, dtype as get_dtype
+from . import interop
+from ._defaults import resolve
+from .dtypes import SchemeLike, cheapest, dtype as get_dtype
 from .engines.cuda import gemm as cuda_gemm, ozaki as cuda_ozaki
 from .engines.reference import gemm as reference_gemm, ozaki as reference_ozaki
+from .interop import Array, ArrayLike
 from .split import Parts
 
-_ACCEPTED = {"float32": ((np.float16, np.float32), "float32 or float16", "float32"),
-             "float64": ((np.float64,), "float64", "float64")}
+
+def _scheme(dtype, precision, op, on_gpu=False, target="float32"):
+    """The scheme of a product: ``dtype``, else the ``precision`` class, else the default for
+    operands of ``target`` (class picks: the fastest measured scheme on the GPU, the cheapest on
+    the CPU)."""
+    return resolve(dtype, precision, target=target, op=op, pick=cuda_gemm.fastest if on_gpu else cheapest)
 
 
-def _scheme(dtype, precision, op, on_gpu=False):
-    if dtype is not None and precision is not None:
-        raise ValueError(f"{op}: give dtype or precision, not both (got dtype={dtype!r}, "
-                         f"precision={precision!r})")
-    if dtype is not None:
-        d = get_dtype(dtype)
-    else:
-        d = (cuda_gemm.fastest if on_gpu else cheapest)("fp32" if precision is None else precision)
-    return d
+def _target(a, b, op):
+    """The target the operands' dtypes ask for (module docstring), or a TypeError naming both."""
+    targets = {interop.target_of(a), interop.target_of(b)} - {None}
+    if len(targets) > 1:
+        raise TypeError(f"{op}: a has dtype {a.array.dtype} and b has dtype {b.array.dtype}; the "
+                        "operands' dtype picks the target, so expected both float32 (fp32-class "
+                        "schemes) or both float64 (fp64-class schemes), or dtype= or precision= "
+                        "(convert one explicitly, e.g. b.astype(a.dtype))")
+    return targets.pop() if targets else "float32"
 
 
 def _operand(x, name, op, d):
-    """``x`` as a float32 numpy/cupy array of ndim >= 1, or a TypeError/ValueError naming it."""
-    if not (isinstance(x, np.ndarray) or is_cupy(x)):
-        if not isinstance(x, (list, tuple, int, float, np.generic)):
-            raise TypeError(f"{op}: {name} must be a numpy or cupy array, got {type(x).__name__}")
-        x = np.asarray(x)
-    accepted, listed, widest = _ACCEPTED[d.target]
-    if x.dtype not in accepted:
-        raise TypeError(f"{op}: {name} has dtype {x.dtype}; scheme {d.name!r} accepts {listed} "
-                        f"(convert explicitly, e.g. {name}.astype(numpy.{widest}))")
+    """Operand ``x`` as an array of the scheme's target dtype and ndim >= 1, or an error naming it."""
+    x = interop.exact(x, op, name, target=d.target, accepted=f"scheme {d.name!r} accepts")
     if x.ndim == 0:
         raise ValueError(f"{op}: {name} is a scalar (ndim 0); expected an array with ndim >= 1")
-    return x.astype(widest, copy=False)
+    return x
 
 
 def _cached_parts(splitter, d, axis, index):
@@ -75,7 +84,9 @@ def _matmul2d(a, b, d, parts_a=None, parts_b=None, caches=(None, None)):
 
 
 def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None), caches=(None, None)):
-    d = _scheme(dtype, precision, op, on_gpu=is_cupy(a) or is_cupy(b))
+    (a, b), back = interop.read(op, a=a, b=b)
+    target = _target(a, b, op) if dtype is None and precision is None else "float32"
+    d = _scheme(dtype, precision, op, on_gpu=is_cupy(a.array) or is_cupy(b.array), target=target)
     a, b = _operand(a, "a", op, d), _operand(b, "b", op, d)
     xp = namespace(a, b)
     vector_a, vector_b = a.ndim == 1, b.ndim == 1
@@ -97,6 +108,7 @@ def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None), cach
         c = c[..., 0, :]
     if vector_b:
         c = c[..., 0]
+    c = back(c)
     if out is None:
         return c
     if type(out) is not type(c) or out.dtype != c.dtype or out.shape != c.shape:
@@ -115,36 +127,46 @@ def gpu_k_block(dtype, k):
     return cuda_gemm.gpu_k_block(get_dtype(dtype), k)
 
 
-def matmul(a, b, /, out=None, *, dtype=None, precision=None):
+def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: SchemeLike = None,
+           precision: str | None = None) -> Array:
     """Matrix product ``a @ b`` in a split-precision scheme, with numpy's ``matmul`` semantics.
 
     Parameters
     ----------
-    a, b : numpy.ndarray, cupy.ndarray or SplitArray, ndim >= 1
-        float32 (or float16) for float32-target schemes, float64 for ``ozaki2_int8x<N>``.
-        Operands; leading dimensions broadcast as in ``numpy.matmul``. A SplitArray operand's
-        cached parts are reused, and ``dtype=None`` then means its (promoted) scheme.
+    a, b : array (numpy, cupy, torch, jax, ... any DLPack object), SplitArray, or nested list; ndim >= 1
+        float32 (or float16, bfloat16) for float32-target schemes, float64 for ``ozaki2_int8x<N>``;
+        integers, bools and Python numbers where the target holds them exactly. Operands; leading
+        dimensions broadcast as in ``numpy.matmul``. A SplitArray operand's cached parts are
+        reused, and ``dtype=None`` then means its (promoted) scheme.
     out : array, optional
-        Array of the result's dtype and shape to write into.
-    dtype : str or SplitDType, optional
-        Scheme name, e.g. ``"tf32x3"``, ``"bf16x9"``, ``"ozaki2_int8x14"``; see ``splitprec.dtypes()``.
+        Array of the result's kind, dtype and shape to write into.
+    dtype : str, SplitDType or jax.lax.DotAlgorithmPreset, optional
+        Scheme name, e.g. ``"tf32x3"``, ``"bf16x9"``, ``"BF16_BF16_F32_X9"``, ``"ozaki2_int8x14"``;
+        see ``splitprec.dtypes()``.
     precision : {"fp32", "fp64"}, optional
-        Pick the cheapest scheme whose bound is fp32 class (the default when ``dtype`` is None)
-        or fp64 class (``ozaki2_int8x14``, docs/ozaki.md).
+        Pick the cheapest scheme whose bound is fp32 class or fp64 class (``ozaki2_int8x14``,
+        docs/ozaki.md). With neither ``dtype`` nor ``precision``, the operands' dtype picks the
+        target and :func:`splitprec.default_scheme` the scheme (module docstring).
 
     Returns
     -------
-    float32 (float64 for ``ozaki2_int8x<N>``) array of the same kind (numpy or cupy) as the
-    inputs; a SplitArray (or its scalar, for 1-D operands) when either input is one.
+    float32 (float64 for ``ozaki2_int8x<N>``) array of the inputs' kind (numpy, cupy, or the
+    library of a foreign operand, through DLPack); a numpy.float32 (float64) scalar for two 1-D
+    numpy operands, as ``numpy.matmul`` (a 0-d array on cupy, as ``cupy.matmul``); a SplitArray
+    (or its scalar, for 1-D operands) when either input is one.
 
     Raises
     ------
     TypeError
         Operands whose dtype the scheme does not take (float64 is not silently rounded to
-        float32, float32 not silently promoted to float64).
+        float32, float32 not silently promoted to float64), float32 beside float64 with no
+        ``dtype``/``precision``, integers the target cannot hold, masked arrays, operands of two
+        array libraries, a ``precision`` that is not a str.
     ValueError
-        Unknown scheme, scalar operands, mismatched inner or batch dimensions, a bad ``out``,
-        numpy and cupy operands mixed.
+        Unknown scheme or precision, scalar operands, mismatched inner or batch dimensions, a bad
+        ``out``, numpy and cupy operands mixed.
+    splitprec.UnsupportedDeviceError
+        GPU operands where no usable CUDA GPU is.
 
     Accuracy: ``accuracy.gemm_bound(a, b, dtype)``, checked by
     ``tests/test_linalg.py::test_matmul_error_within_bound`` and, for ``ozaki2_int8x<N>``,
@@ -162,4 +184,5 @@ def matmul(a, b, /, out=None, *, dtype=None, precision=None):
         split_array_matmul = getattr(type(x), "__splitprec_matmul__", None)
         if split_array_matmul is not None:
             return split_array_matmul(a, b, out=out, dtype=dtype, precision=precision)
-    return _raw_matmul(a, b, out=out, dtype=dtype, precision=precision, op="matmul")
+    c = _raw_matmul(a, b, out=out, dtype=dtype, precision=precision, op="matmul")
+    return c[()] if out is None and type(c) is np.ndarray and c.ndim == 0 else c

@@ -64,3 +64,59 @@ def test_fp32_class_membership_and_cheapest():
     assert cheapest("fp32").name == "bf16x6"
     with pytest.raises(ValueError, match=r"^unknown precision 'fp16'"):
         cheapest("fp16")
+
+
+# jax.lax.DotAlgorithmPreset's members (jax 0.10.2): each names a scheme or has no splitprec equivalent.
+XLA_PRESETS = {
+    "BF16_BF16_F32": "bf16", "BF16_BF16_F32_X3": "bf16x3", "BF16_BF16_F32_X6": "bf16x6",
+    "BF16_BF16_F32_X9": "bf16x9", "TF32_TF32_F32": "tf32", "TF32_TF32_F32_X3": "tf32x3", "F16_F16_F32": "fp16",
+    "DEFAULT": None, "ANY_F8_ANY_F8_F32": None, "ANY_F8_ANY_F8_F32_FAST_ACCUM": None, "ANY_F8_ANY_F8_ANY": None,
+    "ANY_F8_ANY_F8_ANY_FAST_ACCUM": None, "F16_F16_F16": None, "BF16_BF16_BF16": None, "F32_F32_F32": None,
+    "F64_F64_F64": None,
+}
+
+
+@pytest.mark.parametrize("preset, name", [(p, n) for p, n in XLA_PRESETS.items() if n])
+def test_xla_preset_names_resolve_to_the_scheme_they_mean(preset, name):
+    d = sp.dtype(preset)
+    assert d is sp.dtype(name) is sp.dtype(preset.lower())
+    lhs, _, accumulation, *count = preset.split("_")
+    assert d.base == {"BF16": "bf16", "TF32": "tf32", "F16": "fp16"}[lhs] and accumulation == "F32"
+    assert len(d.products) == (int(count[0][1:]) if count else 1)
+
+
+@pytest.mark.parametrize("preset, reason", [
+    ("F64_F64_F64", "it means native float64 products; the fp64-class schemes are ozaki2_int8x<N>"),
+    ("ANY_F8_ANY_F8_F32", "its products are float8, and splitprec has no float8 parts"),
+    ("BF16_BF16_BF16", "it accumulates in bf16; splitprec accumulates in float32"),
+    ("F32_F32_F32", r"it means native float32 products \(numpy\.matmul, cupy\.matmul\)"),
+    ("default", "it leaves the algorithm to the compiler"),
+])
+def test_xla_presets_without_an_equivalent_are_refused_with_the_reason(preset, reason):
+    with pytest.raises(ValueError, match=rf"^split dtype '{preset}' is an XLA DotAlgorithmPreset with no "
+                                         rf"splitprec equivalent: {reason}; expected one of 'bf16'"):
+        sp.dtype(preset)
+
+
+def test_every_unmatched_preset_is_refused():
+    for preset in (p for p, n in XLA_PRESETS.items() if n is None):
+        with pytest.raises(ValueError, match="no splitprec equivalent"):
+            sp.dtype(preset)
+
+
+def test_jax_preset_members_are_the_listed_ones_and_resolve():
+    jax = pytest.importorskip("jax")
+    members = jax.lax.DotAlgorithmPreset.__members__
+    assert set(members) == set(XLA_PRESETS)
+    assert sp.dtype(members["BF16_BF16_F32_X6"]) is sp.dtype("bf16x6")
+
+
+def test_matmul_takes_a_preset_name_as_dtype():
+    import numpy as np
+    a = np.float32([[1, 2], [3, 4]])
+    np.testing.assert_array_equal(sp.matmul(a, a, dtype="TF32_TF32_F32_X3"), sp.matmul(a, a, dtype="tf32x3"))
+
+
+def test_cheapest_checks_precision_before_its_cache():
+    with pytest.raises(TypeError, match=r"^precision must be 'fp32' or 'fp64' \(a str\), got \['fp32'\]"):
+        cheapest(["fp32"])

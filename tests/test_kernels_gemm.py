@@ -51,6 +51,7 @@ def _nvrtc_compile(filename, expressions, arch, appended=""):
     return result, log.decode(errors="replace")
 
 
+@pytest.mark.nvrtc
 @pytest.mark.parametrize("filename, arch", [
     (filename, arch) for filename in cuda_gemm.instantiations() for arch in ("90", "80")
     if arch == "90" or filename != gemm_sm90.GEMM90_FILE])                                # wgmma: sm_90a only

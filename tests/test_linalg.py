@@ -22,7 +22,7 @@ def test_matmul_shapes_follow_numpy(shape_a, shape_b, name):
     a, b = randn(*shape_a), randn(*shape_b)
     c = sp.matmul(a, b, dtype=name)
     expected = np.matmul(a, b)
-    assert type(c) is np.ndarray and c.dtype == np.float32 and c.shape == expected.shape
+    assert type(c) is type(expected) and c.dtype == np.float32 and c.shape == expected.shape
     if 0 in shape_a[-1:] and c.size:
         assert not c.any()
 
@@ -108,9 +108,11 @@ def test_inf_times_zero_is_nan():
     (lambda: sp.matmul(np.ones((2, 2, 3), np.float32), np.ones((3, 3, 2), np.float32)), ValueError,
      r"^matmul: batch dimensions do not broadcast"),
     (lambda: sp.matmul(np.ones((2, 3)), np.ones((3, 2), np.float32)), TypeError,
-     r"^matmul: a has dtype float64; scheme 'bf16x6' accepts float32 or float16"),
-    (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.int32), dtype="tf32x3"), TypeError,
-     r"^matmul: b has dtype int32; scheme 'tf32x3' accepts"),
+     r"^matmul: a has dtype float64 and b has dtype float32; the operands' dtype picks the target"),
+    (lambda: sp.matmul(np.ones((2, 3)), np.ones((3, 2), np.float32), precision="fp32"), TypeError,
+     r"^matmul: a has dtype float64; scheme 'bf16x6' accepts float32, float16 or bfloat16 data"),
+    (lambda: sp.matmul(np.ones((2, 3), np.float32), np.full((3, 2), 2 ** 24 + 1, np.int32), dtype="tf32x3"),
+     TypeError, r"^matmul: b holds a value that float32 cannot hold exactly \(16777217\)"),
     (lambda: sp.matmul(np.ones((2, 3), np.complex64), np.ones((3, 2), np.float32)), TypeError,
      r"^matmul: a has dtype complex64"),
     (lambda: sp.matmul(np.float32(2.0), np.ones((3, 2), np.float32)), ValueError,
@@ -124,7 +126,8 @@ def test_inf_times_zero_is_nan():
     (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32),
                        out=np.empty((2, 3), np.float32)), ValueError, r"^matmul: out must be a ndarray of dtype float32 and shape \(2, 2\)"),
     (lambda: sp.matmul("ab", np.ones((3, 2), np.float32)), TypeError,
-     r"^matmul: a must be a numpy or cupy array, got str"),
+     r"^matmul: a of type str is not accepted; expected an array \(numpy, cupy, or any object with "
+     r"__dlpack__ or __cuda_array_interface__"),
 ])
 def test_matmul_rejects_bad_input_naming_the_argument(call, error, message):
     with pytest.raises(error, match=message):

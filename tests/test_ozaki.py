@@ -181,7 +181,7 @@ def test_matmul_shapes_follow_numpy(shape_a, shape_b):
     a, b = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
     c = sp.matmul(a, b, precision="fp64")
     expected = np.matmul(a, b)
-    assert type(c) is np.ndarray and c.dtype == np.float64 and np.shape(c) == expected.shape
+    assert type(c) is type(expected) and c.dtype == np.float64 and np.shape(c) == expected.shape
     as_matrices = sp.matmul(a.reshape(1, -1) if a.ndim == 1 else a, b.reshape(-1, 1) if b.ndim == 1 else b,
                             dtype="ozaki2_int8x14")
     assert np.array_equal(c, as_matrices.reshape(expected.shape))
@@ -214,12 +214,12 @@ def test_out_receives_the_float64_result():
 
 @pytest.mark.parametrize("call, error, message", [
     (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2)), dtype="ozaki2_int8x14"), TypeError,
-     r"^matmul: a has dtype float32; scheme 'ozaki2_int8x14' accepts float64 \(convert explicitly, "
-     r"e\.g\. a\.astype\(numpy\.float64\)\)"),
+     r"^matmul: a has dtype float32; scheme 'ozaki2_int8x14' accepts float64 data, and integers, bools "
+     r"and Python scalars that float64 holds exactly \(convert explicitly, e\.g\. a\.astype\(numpy\.float64\)\)"),
     (lambda: sp.matmul(np.ones((2, 3)), np.ones((3, 2), np.float16), precision="fp64"), TypeError,
      r"^matmul: b has dtype float16; scheme 'ozaki2_int8x14' accepts float64"),
     (lambda: sp.matmul(np.ones((2, 3)), np.ones((3, 2)), dtype="bf16x9"), TypeError,
-     r"^matmul: a has dtype float64; scheme 'bf16x9' accepts float32 or float16"),
+     r"^matmul: a has dtype float64; scheme 'bf16x9' accepts float32, float16 or bfloat16 data"),
     (lambda: sp.matmul(np.ones((2, 3)), np.ones((3, 2)), dtype="ozaki2_int8x14", out=np.empty((2, 2), np.float32)),
      ValueError, r"^matmul: out must be a ndarray of dtype float64 and shape \(2, 2\)"),
     (lambda: sp.dtype("ozaki2_int8x11"), ValueError, r"^unknown split dtype 'ozaki2_int8x11'; expected one of"),
@@ -235,6 +235,7 @@ def test_errors_name_the_argument_and_what_is_accepted(call, error, message):
         call()
 
 
+@pytest.mark.nvrtc
 @pytest.mark.parametrize("filename", [cuda_ozaki.RESIDUE_FILE, cuda_ozaki.CRT_FILE])
 @pytest.mark.parametrize("arch", ["90", "80"])
 def test_every_kernel_instantiation_compiles_with_nvrtc(filename, arch):

@@ -32,8 +32,9 @@ import numbers
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-from .._backend import device_name, is_cupy, namespace
-from ..dtypes import SplitDType, cheapest, dtype as get_dtype, dtypes
+from .._backend import device_name, gpu_module, is_cupy, namespace
+from .._defaults import resolve
+from ..dtypes import SplitDType, dtype as get_dtype, dtypes
 from ..formats import narrow, widen
 from ..linalg import _raw_matmul, _scheme as linalg_scheme
 from ..split import Parts, split
@@ -337,7 +338,7 @@ def _is_scheme_name(name):
 
 def _scheme(dtype, op):
     """The SplitDType for a SplitArray (float32 target); None means the default fp32 scheme."""
-    d = cheapest("fp32") if dtype is None else get_dtype(dtype)
+    d = resolve(dtype, None, target="float32", op=op)
     if d.target != "float32":
         raise ValueError(f"{op}: scheme {d.name!r} targets {d.target}; a SplitArray holds a "
                          f"float32-target scheme, one of {', '.join(map(repr, _scheme_names()))}")
@@ -487,8 +488,7 @@ def _move(value, device, op):
         return value
     if device == "cpu":
         return value.get()
-    import cupy
-    return cupy.asarray(value)
+    return gpu_module(op, "device='gpu'").asarray(value)
 
 
 def asarray(x, dtype=None, *, device=None):
@@ -500,7 +500,8 @@ def asarray(x, dtype=None, *, device=None):
         The data; what is accepted without rounding is stated in the module docstring.
     dtype : str or SplitDType, optional
         Scheme name, e.g. ``"bf16x9"``. Default: ``x``'s scheme for a SplitArray, otherwise the
-        cheapest fp32-class scheme (as :func:`splitprec.matmul`).
+        float32 default of :func:`splitprec.default_scheme` (unless set, the cheapest fp32-class
+        scheme, as :func:`splitprec.matmul`).
     device : {"cpu", "gpu"}, optional
         Storage: numpy (cpu) or cupy (gpu). Default: where ``x`` is (lists and scalars: cpu).
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 from .core import _DEVICES, SplitArray, _data_on, _scheme
-from .._backend import device_name
+from .._backend import device_name, gpu_module
 
 
 def _creation(shape, dtype, device, op):
@@ -10,9 +10,7 @@ def _creation(shape, dtype, device, op):
     d = _scheme(dtype, op)
     if device not in (None, *_DEVICES):
         raise ValueError(f"{op}: unknown device {device!r}; expected 'cpu' or 'gpu'")
-    xp = np
-    if device == "gpu":
-        import cupy as xp
+    xp = gpu_module(op, "device='gpu'") if device == "gpu" else np
     return xp.empty(shape, np.float32), d
 
 

@@ -1,0 +1,107 @@
+"""The scheme a call runs when it names none: :func:`default_scheme`, per thread and task.
+
+Each target has its own default: float32 data (``matmul``, the ffts, ``asarray``) and float64 data
+(``matmul``). A default is a scheme or a precision class (``"fp32"``, ``"fp64"``: the cheapest scheme
+of that class on the CPU, the fastest measured one on the GPU); the built-in defaults are the
+classes. The defaults live in a :class:`contextvars.ContextVar`, as :mod:`decimal`'s context does:
+a change applies to the thread (or asyncio task) that makes it, and a new thread starts from the
+built-in defaults (``contextvars.copy_context().run`` carries them into one).
+"""
+from __future__ import annotations
+
+import contextvars
+
+from .dtypes import PRECISIONS, SchemeLike, cheapest, check_precision, dtype as get_dtype
+
+_TARGET_OF_PRECISION = {"fp32": "float32", "fp64": "float64"}
+_DEFAULTS = contextvars.ContextVar("splitprec_default_scheme",
+                                   default={"float32": "fp32", "float64": "fp64"})
+_UNSET = object()
+
+
+class _Restore:
+    """The handle :func:`default_scheme` returns: in a ``with`` statement, the defaults from before
+    the call come back on exit, also when the block raises."""
+
+    def __init__(self, previous, choice):
+        self._previous, self._choice = previous, choice
+
+    def __enter__(self):
+        return self._choice
+
+    def __exit__(self, *exc_info):
+        _DEFAULTS.set(self._previous)
+        return False
+
+    def __repr__(self):
+        return f"default_scheme({getattr(self._choice, 'name', self._choice)!r})"
+
+
+def default_scheme(scheme: SchemeLike | object = _UNSET, /):
+    """Set (or, with no argument, read) the scheme that calls naming none run.
+
+    ``sp.default_scheme("bf16x9")`` sets it for float32 data from then on (like
+    ``torch.set_float32_matmul_precision``); ``with sp.default_scheme("bf16x9"):`` sets it for the
+    block and restores the previous defaults after it, also on an exception. A float64-target
+    scheme (``"ozaki2_int8x16"``) or ``"fp64"`` sets the float64 default; ``"fp32"``/``"fp64"``
+    return a target to its class pick. It applies where neither ``dtype`` nor ``precision`` is
+    given: ``matmul``, the ffts and ``asarray``. A SplitArray keeps its own scheme.
+
+    Parameters
+    ----------
+    scheme : str, SplitDType or jax.lax.DotAlgorithmPreset, optional
+        A scheme name (any spelling :func:`splitprec.dtype` resolves) or ``"fp32"``/``"fp64"``.
+
+    Returns
+    -------
+    With no argument, the current defaults: ``{"float32": ..., "float64": ...}``, each a scheme
+    name or a precision class. With one, a handle to use in a ``with`` statement; entering it
+    gives the SplitDType (or the precision) just set.
+
+    Raises
+    ------
+    ValueError
+        An unknown name, or an XLA preset with no splitprec equivalent.
+    TypeError
+        A value that is neither a name nor a SplitDType.
+
+    Examples
+    --------
+    >>> import splitprec as sp
+    >>> sp.default_scheme()
+    {'float32': 'fp32', 'float64': 'fp64'}
+    >>> with sp.default_scheme("BF16_BF16_F32_X9") as d:
+    ...     d.name, sp.default_scheme()["float32"]
+    ('bf16x9', 'bf16x9')
+    >>> sp.default_scheme()["float32"]
+    'fp32'
+    """
+    if scheme is _UNSET:
+        return {target: getattr(choice, "name", choice) for target, choice in _DEFAULTS.get().items()}
+    choice, target = _choice(scheme)
+    previous = _DEFAULTS.get()
+    _DEFAULTS.set(previous | {target: choice})
+    return _Restore(previous, choice)
+
+
+def _choice(scheme):
+    """``(the default to store, its target)`` for a scheme name, SplitDType or precision class."""
+    if isinstance(scheme, str) and scheme in PRECISIONS:
+        return scheme, _TARGET_OF_PRECISION[scheme]
+    try:
+        d = get_dtype(scheme)
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"default_scheme: {err} (or a precision class, 'fp32' or 'fp64')") from None
+    return d, d.target
+
+
+def resolve(dtype, precision, *, target, op, pick=cheapest):
+    """The scheme a call runs: ``dtype`` if given, else ``pick`` of the ``precision`` class, else
+    the default for data of ``target`` (a precision-class default is picked by ``pick`` too)."""
+    if dtype is not None and precision is not None:
+        raise ValueError(f"{op}: give dtype or precision, not both (got dtype={dtype!r}, "
+                         f"precision={precision!r})")
+    if dtype is not None:
+        return get_dtype(dtype)
+    choice = _DEFAULTS.get()[target] if precision is None else check_precision(precision)
+    return pick(choice) if isinstance(choice, str) else choice
