@@ -116,12 +116,12 @@ def engine(xp):
 def _line(x, n, *, kind, inverse, d, nonfinite=None):
     """The unscaled 1-D transform of the last axis of ``x`` (already resized); ``nonfinite``: as
     :func:`splitprec.engines.cuda.fft.forward`."""
-    engine = engine(namespace(x))
+    lines = engine(namespace(x))
     if kind == "c2r":
-        return engine.real_inverse(x, n, d, nonfinite)
+        return lines.real_inverse(x, n, d, nonfinite)
     if kind == "r2c":
-        return engine.real_forward(x, d, nonfinite)
-    return (engine.inverse if inverse else engine.forward)(x, d, nonfinite=nonfinite)
+        return lines.real_forward(x, d, nonfinite)
+    return (lines.inverse if inverse else lines.forward)(x, d, nonfinite=nonfinite)
 
 
 def transform(x, n, axis, *, norm, inverse, kind, d):
