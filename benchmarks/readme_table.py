@@ -180,8 +180,9 @@ def headline(gemm, fft, fp64, paths):
     return "\n".join([
         f"{gemm['device']}. GEMM {_source(gemm, paths['gemm'])} at 8192³; FFT {_source(fft, paths['fft'])}, "
         f"{HEADLINE_FFT} transforms of length {HEADLINE_FFT}, µs per call in a stream of calls; fp64 "
-        f"{_source(fp64, paths['fp64'])} at 8192³. Errors: normwise against the exact result (fp64 at "
-        f"{error['m']}x{error['n']}x{error['k']}), N(0,1) inputs.", "", *lines, "",
+        f"{_source(fp64, paths['fp64'])} at 8192³. Errors: normwise against a float64 product or "
+        f"transform (fp64 rows: against the exact product at {error['m']}x{error['n']}x{error['k']}), "
+        "N(0,1) inputs.", "", *lines, "",
         "The fp64 rows were timed after two warm-up calls, the others after half a second of the same call: a "
         "GPU not yet settled at its power limit reads fast. Against the settled DGEMM of the GEMM run "
         f"({settled:.1f} TFLOP/s) `{FP64_SCHEME}` would be {mine['tflops'] / settled:.2f}x."])
