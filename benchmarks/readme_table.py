@@ -1,12 +1,14 @@
-"""Regenerate the README's GEMM and FFT tables from benchmarks/results/{gemm,fft}-*.json files.
+"""Regenerate the measured tables of README.md and docs/ from benchmarks/results/*.json files.
 
-``python3 benchmarks/readme_table.py [RESULTS.json ...] [--readme README.md]`` prints, for a GEMM
-run, the table of the n = 8192 case (scheme, TFLOP/s, ratio to cuBLAS SGEMM, normwise error vs
-float64; public ``sp.matmul`` rows and anchors) with the run's date and device, then every case for
-the multi-part schemes; for an FFT run, every case beside cuFFT / cupyx (throughput, ratio, error,
-latency). Without files it takes the newest of each kind. With ``--readme`` it replaces the text
-between ``<!-- gemm-table:start -->`` and ``<!-- gemm-table:end -->`` (``fft-table`` for the FFT).
-Nobody types the numbers.
+``python3 benchmarks/readme_table.py [RESULTS.json ...] [--write ROOT]`` prints four tables: the
+README's headline table (every scheme's class, its GEMM speed and error at 8192^3 and its FFT speed
+and error at 4096 x 4096, with the fp64 scheme beside DGEMM); for docs/gemm.md the n = 8192 case
+(public ``sp.matmul`` rows and the anchors) and every case of the multi-part schemes; for
+docs/fft.md every FFT case beside cuFFT / cupyx; for docs/fp64.md the Ozaki scheme II run. Without
+files it takes the newest run of each kind (``gemm-``, ``fft-``, ``gemm-fp64-``); a file named
+replaces the newest of its kind. With ``--write ROOT`` it replaces the text between
+``<!-- KIND-table:start -->`` and ``<!-- KIND-table:end -->`` in ROOT's README.md (``headline``),
+docs/gemm.md (``gemm``), docs/fft.md (``fft``) and docs/fp64.md (``fp64``). Nobody types the numbers.
 """
 import argparse
 import json
@@ -15,18 +17,26 @@ import re
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+import splitprec  # noqa: E402
 from splitprec.engines import plan as fft_plan  # noqa: E402
 
 RESULTS = pathlib.Path(__file__).parent / "results"
+GLOBS = {"gemm": "gemm-2*.json", "fft": "fft-2*.json", "fp64": "gemm-fp64-2*.json"}
+PAGES = {"headline": "README.md", "gemm": "docs/gemm.md", "fft": "docs/fft.md", "fp64": "docs/fp64.md"}
 FFT_SCHEMES = ("bf16x6", "tf32x3", "fp16x3")
-
-
-ENGINE_ROWS = ("_sm80", "_sm90", "_cublas")     # engine-only rows: in the JSON, not in the README
+ENGINE_ROWS = ("_sm80", "_sm90", "_cublas")     # engine-only rows: in the JSON, not in the tables
 SCHEMES = ("fp16x3", "bf16x3", "tf32x3", "bf16x6", "bf16x9")
+HEADLINE = ("tf32x3", "bf16x6", "bf16x9", "fp16x3", "bf16x3", "tf32", "fp16", "bf16")
+FP64_SCHEME = "ozaki2_int8x14"
+HEADLINE_FFT = 4096                               # the FFT case of the headline: N = 4096, 4096 transforms
 
 
 def _case(r):
     return r["m"], r["n"], r["k"], r["batch"]
+
+
+def _source(results, path):
+    return f"`{path.name}` ({results['date'][:10]}, git {results['git_sha']})"
 
 
 def table(results, m=8192, n=8192, k=8192, batch=1):
@@ -56,6 +66,10 @@ def sizes_table(results):
     return "\n".join(lines)
 
 
+def gemm_text(results):
+    return table(results) + "\n\nAll cases (TFLOP/s (x SGEMM), error):\n\n" + sizes_table(results)
+
+
 def _fft_case(r):
     return r["op"], r["n"], r["batch"], r.get("taps"), r.get("filters")
 
@@ -71,6 +85,10 @@ def _fft_label(r):
     return r["op"] + (f" ({steps} launches)" if steps > 1 else "")
 
 
+def _fft_anchor(named, case):
+    return next(r for (c, _), r in named.items() if c == case and r["engine"] == "cufft")
+
+
 def fft_table(results):
     """Markdown table of an FFT results file: per case the anchor and each scheme's public call as
     throughput in µs (x the anchor), error, and bf16x6's latency of one call (x the anchor's)."""
@@ -80,7 +98,7 @@ def fft_table(results):
              "| op | N × batch | anchor µs, error | " + " | ".join(f"{s} µs (x), error" for s in FFT_SCHEMES)
              + f" | {FFT_SCHEMES[0]} latency µs (x) |", "|---" * (4 + len(FFT_SCHEMES)) + "|"]
     for case in dict.fromkeys(_fft_case(r) for r in results["results"]):
-        anchor = next(r for (c, _), r in named.items() if c == case and r["engine"] == "cufft")
+        anchor = _fft_anchor(named, case)
         cells = []
         for s in FFT_SCHEMES:
             r = named.get((case, s))
@@ -93,30 +111,117 @@ def fft_table(results):
     return "\n".join(lines)
 
 
-def replace_between_markers(readme, kind, text):
-    """Put ``text`` between the ``<!-- {kind}-table:start -->`` and ``end`` markers of ``readme``."""
+def _fp64_rows(results):
+    """``{(name, n): row}`` of an fp64 run; ``n`` is the square size, or "error" for the
+    m = n = 1024 rows whose error is against the exact product."""
+    return {(r["name"], r["n"] if r.get("reference") != "exact" else "error"): r for r in results["results"]}
+
+
+def fp64_table(results):
+    """Markdown tables of a ``benchmarks/gemm_fp64.py`` run: TFLOP/s (x DGEMM) per square size and
+    scheme, then the normwise error against the exact product."""
+    rows = _fp64_rows(results)
+    names = list(dict.fromkeys(name for name, n in rows if n != "error" and name != "cublas_dgemm"))
+    sizes = sorted({n for _, n in rows if n != "error"})
+    lines = [f"{results['device']}, {results['date'][:10]}, git {results['git_sha']} (`benchmarks/gemm_fp64.py`); "
+             "TFLOP/s = 2n³/t (x DGEMM):", "", "| n | cuBLAS DGEMM | " + " | ".join(names) + " |",
+             "|---" * (len(names) + 2) + "|"]
+    for n in sizes:
+        dgemm = rows["cublas_dgemm", n]["tflops"]
+        lines.append(f"| {n} | {dgemm:.1f} | " + " | ".join(
+            f"{rows[s, n]['tflops']:.1f} ({rows[s, n]['tflops'] / dgemm:.2f})" if (s, n) in rows else "" for s in names) + " |")
+    exact = [name for name, n in rows if n == "error"]
+    first = rows[exact[0], "error"]
+    lines += ["", f"Normwise error against the exact product, {first['m']}x{first['n']}x{first['k']}:", "",
+              "| " + " | ".join(exact) + " |", "|---" * len(exact) + "|",
+              "| " + " | ".join(f"{rows[s, 'error']['rel_error']:.2e}" for s in exact) + " |"]
+    return "\n".join(lines)
+
+
+def _scheme_class(name):
+    """What a scheme's bound delivers, in words (docs/bounds.md §8)."""
+    d = splitprec.dtype(name)
+    if d.fp32_class:
+        return "fp32"
+    bits = min(24, d.terms * d.format.p)
+    if d.scaling == "pow2" and bits >= 22:
+        return "fp32 within a bounded exponent span"
+    return f"< fp32 ({bits}-bit split)"
+
+
+def headline(gemm, fft, fp64, paths):
+    """The README's table: per scheme the class, GEMM TFLOP/s (x SGEMM) and error at 8192^3, FFT µs
+    (x cuFFT) and error at 4096 x 4096; then cuBLAS SGEMM / cuFFT, and the fp64 scheme beside DGEMM."""
+    g = {r["name"]: r for r in gemm["results"] if _case(r) == (8192, 8192, 8192, 1)}
+    named = {(_fft_case(r), r["name"]): r for r in fft["results"]}
+    case = ("fft", HEADLINE_FFT, HEADLINE_FFT, None, None)
+    cufft, sgemm = _fft_anchor(named, case), g["cublas_sgemm"]
+
+    def fft_cells(r):
+        return f"{r['seconds'] * 1e6:.0f} ({cufft['seconds'] / r['seconds']:.2f}x) | {r['rel_error']:.1e}" if r else "— | —"
+
+    lines = ["| scheme | parts, products | accuracy | GEMM TFLOP/s (x SGEMM) | GEMM error | FFT µs (x cuFFT) | FFT error |",
+             "|---|---|---|---|---|---|---|"]
+    for name in HEADLINE:
+        d, r = splitprec.dtype(name), g[name]
+        lines.append(f"| `{name}` | {d.terms} {d.base}, {len(d.products)} | {_scheme_class(name)} | "
+                     f"{r['tflops']:.1f} ({r['tflops'] / sgemm['tflops']:.2f}x) | {r['rel_error']:.1e} | "
+                     f"{fft_cells(named.get((case, name)))} |")
+    lines.append(f"| cuBLAS SGEMM, cuFFT | | fp32 | {sgemm['tflops']:.1f} (1.00x) | {sgemm['rel_error']:.1e} | "
+                 f"{fft_cells(cufft)} |")
+    rows = _fp64_rows(fp64)
+    mine, dgemm = rows[f"{FP64_SCHEME}_gemm_each", 8192], rows["cublas_dgemm", 8192]
+    error, dgemm_error = rows[FP64_SCHEME, "error"], rows["cublas_dgemm", "error"]
+    d = splitprec.dtype(FP64_SCHEME)
+    lines += [f"| `{FP64_SCHEME}` (float64) | {d.terms} {d.base}, {len(d.products)} | fp64 | "
+              f"{mine['tflops']:.1f} ({mine['tflops'] / dgemm['tflops']:.2f}x DGEMM) | {error['rel_error']:.1e} | — | — |",
+              f"| cuBLAS DGEMM | | fp64 | {dgemm['tflops']:.1f} | {dgemm_error['rel_error']:.1e} | — | — |"]
+    settled = g["cublas_dgemm"]["tflops"]
+    return "\n".join([
+        f"{gemm['device']}. GEMM {_source(gemm, paths['gemm'])} at 8192³; FFT {_source(fft, paths['fft'])}, "
+        f"{HEADLINE_FFT} transforms of length {HEADLINE_FFT}, µs per call in a stream of calls; fp64 "
+        f"{_source(fp64, paths['fp64'])} at 8192³. Errors: normwise against a float64 product or "
+        f"transform (fp64 rows: against the exact product at {error['m']}x{error['n']}x{error['k']}), "
+        "N(0,1) inputs.", "", *lines, "",
+        "The fp64 rows were timed after two warm-up calls, the others after half a second of the same call: a "
+        "GPU not yet settled at its power limit reads fast. Against the settled DGEMM of the GEMM run "
+        f"({settled:.1f} TFLOP/s) `{FP64_SCHEME}` would be {mine['tflops'] / settled:.2f}x."])
+
+
+def replace_between_markers(page, kind, text):
+    """Put ``text`` between the ``<!-- {kind}-table:start -->`` and ``end`` markers of ``page``."""
     start, end = f"<!-- {kind}-table:start -->", f"<!-- {kind}-table:end -->"
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.DOTALL)
-    if not pattern.search(readme.read_text()):
-        raise ValueError(f"readme_table: {readme} has no {start} ... {end} markers")
-    readme.write_text(pattern.sub(lambda _: f"{start}\n{text}\n{end}", readme.read_text()))
+    if not pattern.search(page.read_text()):
+        raise ValueError(f"readme_table: {page} has no {start} ... {end} markers")
+    page.write_text(pattern.sub(lambda _: f"{start}\n{text}\n{end}", page.read_text()))
+
+
+def _kind(results):
+    if any(r["name"].startswith("ozaki2") for r in results["results"]):
+        return "fp64"
+    return "gemm" if results["results"][0]["op"] == "gemm" else "fft"
+
+
+def tables(paths):
+    """``{kind: markdown}`` for the results files ``{"gemm": path, "fft": path, "fp64": path}``."""
+    runs = {kind: json.loads(path.read_text()) for kind, path in paths.items()}
+    return {"headline": headline(runs["gemm"], runs["fft"], runs["fp64"], paths), "gemm": gemm_text(runs["gemm"]),
+            "fft": fft_table(runs["fft"]), "fp64": fp64_table(runs["fp64"])}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", nargs="*", help="results JSON files (default: the newest gemm-*.json and fft-*.json)")
-    parser.add_argument("--readme", help="file whose text between the markers is replaced")
+    parser.add_argument("results", nargs="*", help="results JSON files (default: the newest of each kind)")
+    parser.add_argument("--write", metavar="ROOT", help="folder whose README.md and docs/ pages get the tables")
     args = parser.parse_args(argv)
-    paths = [pathlib.Path(p) for p in args.results] or [
-        max(RESULTS.glob(f"{kind}-2*.json"), key=lambda p: json.loads(p.read_text())["date"]) for kind in ("gemm", "fft")]
-    for path in paths:
-        results = json.loads(path.read_text())
-        if results["results"][0]["op"] == "gemm":
-            kind, text = "gemm", table(results) + "\n\nAll cases (TFLOP/s (x SGEMM), error):\n\n" + sizes_table(results)
-        else:
-            kind, text = "fft", fft_table(results)
-        if args.readme:
-            replace_between_markers(pathlib.Path(args.readme), kind, text)
+    paths = {kind: max(RESULTS.glob(pattern), key=lambda p: json.loads(p.read_text())["date"])
+             for kind, pattern in GLOBS.items()}
+    for path in map(pathlib.Path, args.results):
+        paths[_kind(json.loads(path.read_text()))] = path
+    for kind, text in tables(paths).items():
+        if args.write:
+            replace_between_markers(pathlib.Path(args.write) / PAGES[kind], kind, text)
         print(text + "\n")
 
 
