@@ -89,11 +89,10 @@ def _interleaved(operands):
     """numpy's ``einsum(op0, sublist0, op1, sublist1, ..., [sublist_out])`` as (subscripts, operands)."""
     def letters(sublist):
         return "".join("..." if s is Ellipsis else LABELS[s] for s in sublist)
-    arrays, sublists = operands[0::2], operands[1::2]
-    subscripts = ",".join(letters(s) for s in sublists[:len(arrays)])
-    if len(operands) % 2:
-        return subscripts, arrays
-    return subscripts + "->" + letters(sublists[-1]), arrays[:len(sublists) - 1]
+    explicit = len(operands) % 2 == 1
+    pairs = operands[:-1] if explicit else operands
+    subscripts = ",".join(letters(s) for s in pairs[1::2])
+    return (subscripts + "->" + letters(operands[-1]) if explicit else subscripts), pairs[0::2]
 
 
 def einsum_labels(subscripts, shapes):

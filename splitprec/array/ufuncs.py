@@ -73,6 +73,8 @@ def _generic(ufunc, method, inputs, out, kwargs, op):
                         "(or None) only")
     if outs and not into:
         options["out"] = unwrap(outs, op, splits, plains)
+    elif into and method == "__call__" and "where" in options:
+        options["out"] = None            # where= without out: the SplitArray out is written below
     d = promote(*[x._dtype for x in splits or [o for o in outs if o is not None]])
     same_device(op, *values, *options.values())
     result = getattr(ufunc, method)(*values, **options)
