@@ -1,7 +1,8 @@
 """Contractions of SplitArrays, run in the scheme: each is batched :func:`splitprec.matmul` calls.
 
 Members: ``@``/``np.matmul``, ``np.dot vdot inner outer tensordot einsum``, ``np.linalg.multi_dot``,
-``np.vecdot matvec vecmat`` and ``np.linalg.matmul vecdot tensordot outer`` (numpy >= 2).
+``np.vecdot matvec vecmat``, ``np.linalg.matmul vecdot tensordot outer`` (numpy >= 2) and
+``np.linalg.matrix_power`` (binary powering).
 
 A pair contraction arranges operand A as (batch, free, summed) and B as (batch, summed, free),
 each reshaped to 3-D (an identity arrangement leaves the operand, and its cached parts, untouched),
@@ -258,6 +259,28 @@ def _vecdot(x1, x2, /, *, axis=-1, out=None, **options):
     no_options("vecdot", options)
     x1, x2 = (np.moveaxis(x, axis, -1) for x in _operands((x1, x2), "vecdot"))
     return _finished(run_einsum("...i,...i->...", [x1, x2], "vecdot"), out, "vecdot")
+
+
+@implements(np.linalg.matrix_power)
+def _matrix_power(a, n):
+    """``a`` to the integer power ``n`` by binary powering (square, and multiply by the squares
+    whose bit of ``n`` is set, lowest bit first); ``n < 0`` inverts ``a`` first (float32)."""
+    a = plain(a, "matrix_power", None if not isinstance(a, SplitArray) else a._dtype)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"matrix_power: a has shape {a.shape}; expected a stack of square matrices")
+    if n < 0:
+        a, n = np.linalg.inv(a), -n
+    if n == 0:
+        xp = same_device("matrix_power", a._value)
+        return SplitArray._wrap(xp.broadcast_to(xp.eye(a.shape[-1], dtype=np.float32), a.shape).copy(), a._dtype)
+    result, square = None, a
+    while n:
+        if n & 1:
+            result = square.copy() if result is None else matmul(result, square, op="matrix_power")
+        n >>= 1
+        if n:
+            square = matmul(square, square, op="matrix_power")
+    return result
 
 
 def _gufunc(subscripts, op):

@@ -22,7 +22,7 @@ from .._backend import is_cupy
 from .core import SplitArray, finish, promote, write_out
 from .convert import exact_float32, same_device
 
-REFUSED = frozenset([np.convolve, np.correlate, np.kron, np.cov, np.corrcoef, np.linalg.matrix_power])
+REFUSED = frozenset([np.convolve, np.correlate, np.kron, np.cov, np.corrcoef])
 IN_PLACE = frozenset([np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis])
 FFT_TRANSFORMS = ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2",
                   "irfft2", "rfftn", "irfftn", "hfft", "ihfft")

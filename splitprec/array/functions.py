@@ -19,8 +19,8 @@ tree's depth in place of ``n``: the result is within one rounding of the exact s
 cancels by a factor near ``1/(h**2 u)`` (checked by
 ``tests/test_array.py::test_sum_within_the_compensated_bound``). The operations are the same on
 cpu and gpu, so are the results, bit for bit (``tests/test_array_gpu.py``). ``mean`` divides that
-sum by ``n`` in float64 and rounds once. ``np.linalg.norm`` (2-norm and Frobenius) scales by a
-power of two (exact), squares in float32 and sums as above: relative error <= 2u + O(u**2)
+sum by ``n`` in float64 and rounds once. ``np.linalg.norm`` (2-norm and Frobenius; also ``vector_norm``
+and ``matrix_norm``) scales by a power of two (exact), squares in float32 and sums as above: relative error <= 2u + O(u**2)
 (``tests/test_array.py::test_norm_within_two_units_of_roundoff``). ``max min argmax argmin`` are
 numpy's (exact).
 """
@@ -59,8 +59,13 @@ def _result(value, d):
 
 @implements(np.reshape)
 def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
-    no_options("reshape", {"copy": copy})
-    return a.reshape(shape if newshape is None else newshape, order=order)
+    result = a.reshape(shape if newshape is None else newshape, order=order)
+    if copy:
+        return result.copy()
+    if copy is False and not namespace(a._value).may_share_memory(result._value, a._value) and a.size:
+        raise ValueError(f"reshape: copy=False but shape {result.shape} of an array of shape "
+                         f"{a.shape} and these strides needs a copy")
+    return result
 
 
 @implements(np.transpose)
@@ -221,19 +226,41 @@ def _two_norm(v, xp):
     return xp.ldexp(xp.sqrt(s + c), exponent[..., 0]).astype(np.float32)
 
 
+def _vector_norm_value(v, ord, xp):
+    """The ``ord`` norm of each row of float32 ``v`` (2: scaled compensated; 1: compensated sum)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if ord == 2:
+            return _two_norm(v, xp)
+        magnitude = xp.abs(v)
+        return sum(_compensated_sum(magnitude, xp)) if ord == 1 else \
+            (magnitude.max if ord > 0 else magnitude.min)(axis=-1)
+
+
 @implements(np.linalg.norm)
 def _norm(x, ord=None, axis=None, keepdims=False):
     axes = _axes(x, axis, "norm")
-    v, xp = _along_last(x, axes), namespace(x._value)
-    with np.errstate(over="ignore", invalid="ignore"):
-        if ord is None or (ord == "fro" and len(axes) == 2) or (ord == 2 and len(axes) == 1):
-            value = _two_norm(v, xp)
-        elif len(axes) == 1 and ord in (1, np.inf, -np.inf):
-            magnitude = xp.abs(v)
-            value = sum(_compensated_sum(magnitude, xp)) if ord == 1 else \
-                (magnitude.max if ord > 0 else magnitude.min)(axis=-1)
-        else:
-            raise TypeError(f"norm: ord={ord!r} over {len(axes)} axis/axes is not supported for "
-                            "SplitArray; expected None, 2, 1, inf or -inf for vectors, None or "
-                            "'fro' for matrices")
+    vector = ord in (2, 1, np.inf, -np.inf) and len(axes) == 1
+    if not (vector or ord is None or (ord == "fro" and len(axes) == 2)):
+        raise TypeError(f"norm: ord={ord!r} over {len(axes)} axis/axes is not supported for "
+                        "SplitArray; expected None, 2, 1, inf or -inf for vectors, None or "
+                        "'fro' for matrices")
+    value = _vector_norm_value(_along_last(x, axes), 2 if ord in (None, "fro") else ord, namespace(x._value))
     return _result(_kept(x, value, axes, keepdims), x._dtype)
+
+
+@implements(getattr(np.linalg, "vector_norm", None))
+def _vector_norm(x, axis=None, keepdims=False, ord=2):
+    if ord not in (2, 1, np.inf, -np.inf):
+        raise TypeError(f"vector_norm: ord={ord!r} is not supported for SplitArray; expected 2, 1, "
+                        "inf or -inf")
+    axes = _axes(x, axis, "vector_norm")
+    value = _vector_norm_value(_along_last(x, axes), ord, namespace(x._value))
+    return _result(_kept(x, value, axes, keepdims), x._dtype)
+
+
+@implements(getattr(np.linalg, "matrix_norm", None))
+def _matrix_norm(x, keepdims=False, ord="fro"):
+    if ord != "fro":
+        value = np.linalg.matrix_norm(x._value, keepdims=keepdims, ord=ord)   # float32 SVD or sums
+        return _result(value, x._dtype) if value.dtype == np.float32 else value
+    return _norm(x, axis=(-2, -1), keepdims=keepdims)
