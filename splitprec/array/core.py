@@ -436,7 +436,10 @@ def write_out(out, value, d, op, where=True):
         raise ValueError(f"{op}: out has shape {out.shape} but the result has shape "
                          f"{value.shape}; expected equal shapes")
     xp = same_device(op, out._value, value)
-    xp.copyto(out._value, value, where=where)
+    if where is True:
+        out._value[...] = value
+    else:
+        xp.copyto(out._value, value, where=where)
     out._written()
     return out
 

@@ -44,15 +44,25 @@ floor floor_divide greater greater_equal hypot imag isfinite isinf isnan less le
 log2 log10 logaddexp logical_and logical_not logical_or logical_xor maximum minimum multiply
 negative not_equal positive pow real remainder round sign signbit sin sinh square sqrt subtract tan
 tanh trunc
-take broadcast_arrays broadcast_to concat expand_dims flip moveaxis permute_dims repeat reshape roll
+take broadcast_to concat expand_dims flip moveaxis permute_dims repeat reshape roll
 squeeze stack tile unstack argmax argmin nonzero searchsorted where unique_all unique_counts
 unique_inverse unique_values cumulative_sum max mean min prod std sum var all any
-matrix_transpose tensordot vecdot matmul meshgrid tril triu
+matrix_transpose tensordot vecdot matmul tril triu
 """.split()
 globals().update({name: getattr(np, name) for name in _FROM_NUMPY})
 
+
+def broadcast_arrays(*arrays):
+    """The arrays broadcast against each other, as a list (numpy 2 gives a tuple)."""
+    return list(np.broadcast_arrays(*arrays))
+
+
+def meshgrid(*arrays, indexing="xy"):
+    """Coordinate arrays, as a list (numpy 2 gives a tuple)."""
+    return list(np.meshgrid(*arrays, indexing=indexing))
+
 __all__ = sorted(_FROM_NUMPY + [
-    "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like", "linspace",
+    "broadcast_arrays", "meshgrid", "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like", "linspace",
     "ones", "ones_like", "zeros", "zeros_like", "astype", "can_cast", "finfo", "iinfo", "isdtype",
     "result_type", "argsort", "sort", "linalg", "bool", "int8", "int16", "int32", "int64", "uint8",
     "uint16", "uint32", "uint64", "float32", "e", "inf", "nan", "pi", "newaxis"])

@@ -72,7 +72,8 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     if dtype is None:
         dtype = _inferred(obj)
     is_split, d = split_dtype(dtype)
-    value = xp.asarray(obj, dtype=np.float32 if is_split else d, copy=copy)
+    kind = np.float32 if is_split else d
+    value = xp.asarray(obj, dtype=kind) if copy is None else xp.array(obj, dtype=kind, copy=copy)
     if not is_split:
         return value
     aliased = value is obj or (hasattr(obj, "dtype") and xp.may_share_memory(value, obj))

@@ -16,10 +16,10 @@ _KINDS["numeric"] = _KINDS["integral"] + _KINDS["real floating"]
 
 
 def _numpy(x):
-    """numpy's dtype (or array) for ``x``: a scheme or a SplitArray stands for float32."""
-    if isinstance(x, SplitArray):
+    """numpy's dtype for ``x`` (a dtype or an array): a scheme or a SplitArray stands for float32."""
+    if isinstance(x, (SplitArray, SplitDType)):
         return np.dtype(np.float32)
-    return np.dtype(np.float32) if isinstance(x, SplitDType) else x
+    return x if isinstance(x, (np.dtype, type, str)) else x.dtype
 
 
 def astype(x, dtype, /, *, copy=True, device=None):
@@ -39,8 +39,20 @@ def can_cast(from_, to, /):
     return np.can_cast(_numpy(from_), _numpy(to))
 
 
+class _FInfo:
+    """The standard's ``finfo``: numpy's values as Python floats."""
+
+    def __init__(self, info):
+        self.bits, self.dtype = info.bits, info.dtype
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.smallest_normal = float(info.smallest_normal)
+
+    def __repr__(self):
+        return f"finfo(bits={self.bits}, eps={self.eps!r}, max={self.max!r}, min={self.min!r}, dtype={self.dtype})"
+
+
 def finfo(type, /):
-    return np.finfo(_numpy(type))
+    return _FInfo(np.finfo(_numpy(type)))
 
 
 def iinfo(type, /):
