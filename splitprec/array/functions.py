@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from .._backend import namespace
-from .core import HANDLED, SplitArray, finish, promote
+from .core import HANDLED, SplitArray, finish
 from .convert import same_device
 
 
