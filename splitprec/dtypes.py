@@ -23,6 +23,8 @@ import functools
 from dataclasses import dataclass
 from typing import Union
 
+import numpy as np
+
 from .formats import FORMATS, get_format
 from .ozaki import SCHEMES as _OZAKI2_SCHEMES, Ozaki2DType
 
@@ -42,6 +44,33 @@ class SplitDType:
     rounding: str = "rne"     # rounding of every part
     target: str = "float32"   # precision the scheme emulates
     aliases: tuple = ()       # other spellings users know (matched case-insensitively)
+
+    def __str__(self):
+        return self.name
+
+    def __eq__(self, other):
+        """Equal to the same scheme, to a name or alias of it (``d == "BF16x9"``, as ``dtype``
+        resolves), and to numpy's dtype of its storage (``np.dtype(d)``: float32)."""
+        if isinstance(other, SplitDType):
+            return self.name == other.name
+        if isinstance(other, str):
+            return _LOOKUP.get(other.lower()) is self
+        if isinstance(other, np.dtype) or (isinstance(other, type) and issubclass(other, np.generic)):
+            return np.dtype(other) == self.dtype
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self.name)
+
+    @property
+    def dtype(self):
+        """numpy's dtype of the storage (the ``dtype`` attribute protocol: ``np.dtype(d)``)."""
+        return np.dtype(self.target)
+
+    @property
+    def itemsize(self):
+        """Bytes per element of the storage."""
+        return self.dtype.itemsize
 
     @property
     def format(self):

@@ -240,3 +240,24 @@ def test_mixing_cpu_and_gpu_raises_valueerror():
         np.concatenate([a, cpu])
     with pytest.raises(ValueError, match=r"^__setitem__: value lives on the cpu and the array on the gpu"):
         a[0] = x[0]
+
+
+def test_writes_through_cuda_array_interface_and_dlpack_are_detected():
+    """A write through an export the GPU cannot make read-only is seen before a cached split is reused."""
+    x, y = randn(64, 48), randn(48, 32)
+    a, b = sp.asarray(x, dtype="bf16x9", device="gpu"), sp.asarray(y, dtype="bf16x9", device="gpu")
+
+    def fresh():
+        return sp.matmul(cupy.asarray(x), cupy.asarray(y), dtype="bf16x9").get()
+    alias = cupy.asarray(a)                        # cupy ignores the interface's read-only flag
+    assert a.__cuda_array_interface__["data"][1] is True
+    assert_same(a @ b, fresh())
+    alias[3, 4] = 2.0
+    x[3, 4] = 2.0
+    assert_same(a @ b, fresh())
+    assert_same(a.T.T @ b, fresh())
+    through_dlpack = cupy.from_dlpack(a)
+    assert_same(a @ b, fresh())
+    through_dlpack[0] = -1.0
+    x[0] = -1.0
+    assert_same(a @ b, fresh())

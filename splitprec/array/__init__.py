@@ -1,10 +1,12 @@
 """SplitArray: numpy-like arrays of a split-precision scheme (docs/arrays.md).
 
-``core`` holds the class and ``asarray``, ``creation`` the other constructors, ``functions`` the
-numpy functions SplitArrays implement (the ``__array_function__`` registry).
+``core`` holds the class and ``asarray``; ``convert`` the rules for data in; ``creation`` the other
+constructors; ``functions`` (shapes, reductions), ``contractions`` (in the scheme) and ``ufuncs``
+the numpy functions SplitArrays implement; ``fallback`` runs every other numpy function on the
+float32 values.
 """
 from .core import SplitArray, asarray
+from . import functions, contractions, creation  # noqa: F401  (fill core.HANDLED)
 from .creation import empty, full, ones, zeros
-from . import functions  # noqa: F401  (fills core.HANDLED)
 
 __all__ = ["SplitArray", "asarray", "empty", "full", "ones", "zeros"]

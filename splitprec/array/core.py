@@ -1,11 +1,11 @@
 """SplitArray: numpy-like arrays of a split-precision scheme, on numpy (cpu) or cupy (gpu) storage.
 
 A SplitArray stores the float32 value of its data and a scheme (``dtype``, a
-:class:`~splitprec.SplitDType`). Elementwise operations are numpy's float32 operations on that
-value; contractions (``@``, ``np.matmul``, ``np.dot``, ``np.tensordot``, ``np.einsum``) run
-:func:`splitprec.matmul` in the scheme, each operand split once and its parts cached until a
-write. docs/arrays.md states the rules: caching, what data is accepted (nothing is rounded
-silently), promotion, devices.
+:class:`~splitprec.SplitDType`). Elementwise and shape functions run in float32 on that value;
+contractions (``@``, ``np.matmul``, ``np.dot``, ``np.einsum``, ...) run :func:`splitprec.matmul`
+in the scheme, each operand split once and its parts cached until a write. docs/arrays.md states
+the rules: caching and exports (no stale split), what data is accepted (nothing is rounded
+silently), promotion, devices, the numpy functions and the Array API namespace.
 
 Examples
 --------
@@ -27,46 +27,42 @@ array([1.       , 1.4142135], dtype=float32)
 Traceback (most recent call last):
 TypeError: asarray: x holds a value that float32 cannot hold exactly (0.1); round explicitly, e.g. numpy.float32(x)
 """
-import numbers
-
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
+from numpy.lib.stride_tricks import as_strided
 
-from .._backend import device_name, gpu_module, is_cupy, namespace
-from .._defaults import resolve
-from ..dtypes import SplitDType, dtype as get_dtype, dtypes
-from ..formats import narrow, widen
-from ..linalg import _raw_matmul, _scheme as linalg_scheme
+from .._backend import device_name, is_cupy, namespace
+from ..dtypes import SplitDType, dtype as get_dtype
 from ..split import Parts, split
+from .convert import as_float32, is_scheme_name, move, on_device, scheme, scheme_names, same_device
 
-_DEVICES = ("cpu", "gpu")
 HANDLED = {}             # numpy function -> SplitArray implementation (filled by array.functions)
-_FLOAT_UFUNCS = frozenset([
-    np.add, np.subtract, np.multiply, np.divide, np.power, np.negative, np.positive, np.absolute,
-    np.sqrt, np.cbrt, np.square, np.reciprocal, np.exp, np.exp2, np.expm1, np.log, np.log2,
-    np.log10, np.log1p, np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.arctan2,
-    np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh, np.hypot, np.maximum,
-    np.minimum, np.fmax, np.fmin, np.floor, np.ceil, np.trunc, np.rint, np.sign, np.copysign,
-    np.floor_divide, np.remainder, np.fmod])
-_BOOL_UFUNCS = frozenset([np.equal, np.not_equal, np.less, np.less_equal, np.greater,
-                          np.greater_equal, np.isfinite, np.isinf, np.isnan, np.signbit])
+API_VERSIONS = ("2021.12", "2022.12", "2023.12")
 
 
 class _Storage:
-    """Version counter shared by an array and its views; a write bumps it, staling cached parts."""
+    """What an array shares with its views. A write bumps ``version``, staling cached parts.
+    ``exported`` is set once a protocol handed out a writable alias of the data (DLPack, the
+    CUDA array interface); from then on a cached split is reused only while the value still
+    equals the snapshot taken when the split was made (docs/arrays.md, "No stale split")."""
 
-    __slots__ = ("version",)
+    __slots__ = ("version", "exported")
 
     def __init__(self):
-        self.version = 0
+        self.version, self.exported = 0, False
 
 
-def _reduction(function, doc):
-    """A SplitArray method ``a.name(axis=None, keepdims=False)`` calling numpy's ``function``."""
-    def method(self, axis=None, keepdims=False):
-        return function(self, axis=axis, keepdims=keepdims)
+def _method(function, doc):
+    """A SplitArray method ``a.name(*args, **kwargs)`` calling numpy's ``function(a, ...)``."""
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
     method.__doc__ = doc
     return method
+
+
+def _rebuild(value, name):
+    """Unpickle a SplitArray (``SplitArray.__reduce__``)."""
+    return SplitArray._wrap(value, get_dtype(name))
 
 
 class SplitArray(NDArrayOperatorsMixin):
@@ -75,13 +71,13 @@ class SplitArray(NDArrayOperatorsMixin):
     See the module docstring for storage, caching, promotion and devices.
     """
 
-    __slots__ = ("_value", "_dtype", "_storage", "_source", "_cache")
+    __slots__ = ("_value", "_dtype", "_storage", "_source", "_cache", "_snapshot")
 
     def __init__(self, x, dtype=None, *, device=None):
         src = asarray(x, dtype, device=device)
         self._value = src._value.copy() if src is x else src._value
         self._dtype = src._dtype
-        self._storage, self._source, self._cache = _Storage(), None, {}
+        self._storage, self._source, self._cache, self._snapshot = _Storage(), None, {}, None
 
     @classmethod
     def _wrap(cls, value, d, storage=None, source=None):
@@ -90,17 +86,23 @@ class SplitArray(NDArrayOperatorsMixin):
         new._value, new._dtype = value, d
         new._storage = _Storage() if storage is None else storage
         new._source = None if source is None else (source[0], source[1], new._storage.version)
-        new._cache = {}
+        new._cache, new._snapshot = {}, None
         return new
 
     # -- attributes ------------------------------------------------------------------------------
     shape = property(lambda self: self._value.shape, doc="Tuple of array dimensions.")
     ndim = property(lambda self: self._value.ndim, doc="Number of dimensions.")
     size = property(lambda self: self._value.size, doc="Number of elements.")
-    dtype = property(lambda self: self._dtype, doc="The scheme, a SplitDType.")
-    device = property(lambda self: "gpu" if is_cupy(self._value) else "cpu",
+    dtype = property(lambda self: self._dtype, doc="The scheme, a SplitDType (storage float32).")
+    itemsize = property(lambda self: self._value.itemsize, doc="Bytes per element of the storage (4).")
+    nbytes = property(lambda self: self._value.nbytes, doc="Bytes of the stored value (not the parts).")
+    strides = property(lambda self: self._value.strides, doc="Strides of the stored value, in bytes.")
+    device = property(lambda self: device_name(self._value),
                       doc="'cpu' (numpy storage) or 'gpu' (cupy storage).")
     T = property(lambda self: self.transpose(), doc="The array with its axes reversed (a view).")
+    real = property(lambda self: self._view(lambda v: v), doc="The array itself (a view): real data.")
+    imag = property(lambda self: SplitArray._wrap(namespace(self._value).zeros_like(self._value), self._dtype),
+                    doc="Zeros of the array's shape (a new array): real data.")
 
     @property
     def mT(self):
@@ -115,6 +117,7 @@ class SplitArray(NDArrayOperatorsMixin):
         are scaled by one power of two for the whole array."""
         return self._parts(self._dtype, None).terms
 
+    # -- the split cache -------------------------------------------------------------------------
     def _cached(self, key, make, transposed=None):
         """``make()``, kept under ``key`` until the array (or one sharing its storage) is written:
         the parts of a scheme here, the device operands of the GPU engines (``splitprec.engines.cuda.split``).
@@ -123,13 +126,22 @@ class SplitArray(NDArrayOperatorsMixin):
         transpose); a ``T`` view keeps it there, shared with its base."""
         if transposed is not None and self._source is not None and _transposes(self._value, self._source[0]._value):
             return self._source[0]._cached(transposed, make)
+        self._detect_write()
         version = self._storage.version
         hit = self._cache.get(key)
         if hit is not None and hit[0] == version:
             return hit[1]
+        if self._storage.exported and (self._snapshot is None or self._snapshot[0] != version):
+            self._snapshot = (version, self._value.copy())
         value = make()
         self._cache[key] = (version, value)
         return value
+
+    def _detect_write(self):
+        """A write through an export (the value differs from its snapshot) counts as a write."""
+        if self._storage.exported and self._snapshot is not None and \
+                self._snapshot[0] == self._storage.version and not _same_bits(self._value, self._snapshot[1]):
+            self._written()
 
     def _parts(self, d, axis):
         """Cached parts of the value in scheme ``d``, split along ``axis`` (C-contiguous terms)."""
@@ -151,19 +163,28 @@ class SplitArray(NDArrayOperatorsMixin):
         self._storage.version += 1
         self._cache.clear()
 
-    # -- conversion ------------------------------------------------------------------------------
-    def astype(self, dtype):
-        """A copy in another scheme (a SplitArray) or as a numpy/cupy array of a numpy dtype."""
-        if isinstance(dtype, SplitDType) or (isinstance(dtype, str) and _is_scheme_name(dtype)):
-            return SplitArray._wrap(self._value.copy(), _scheme(dtype, "astype"))
+    def _export(self):
+        """Mark the storage exported (a writable alias may exist); drops every cached split."""
+        if not self._storage.exported:
+            self._storage.exported = True
+            self._written()
+
+    # -- conversion and interchange --------------------------------------------------------------
+    def astype(self, dtype, copy=True):
+        """A copy in another scheme (a SplitArray; ``copy=False`` gives the array itself when it
+        has that scheme) or, for a numpy dtype, a new numpy/cupy array of that dtype."""
+        if isinstance(dtype, SplitDType) or (isinstance(dtype, str) and is_scheme_name(dtype)):
+            d = scheme(dtype, "astype")
+            return self if not copy and d == self._dtype else SplitArray._wrap(self._value.copy(), d)
         try:
             return self._value.astype(np.dtype(dtype))
         except TypeError:
             raise TypeError(f"astype: unknown dtype {dtype!r}; expected a split scheme (one of "
-                            f"{', '.join(map(repr, _scheme_names()))}) or a numpy dtype") from None
+                            f"{', '.join(map(repr, scheme_names()))}) or a numpy dtype") from None
 
     def copy(self):
         """A copy with its own storage; the cached parts come along (they are still valid)."""
+        self._detect_write()
         new = SplitArray._wrap(self._value.copy(), self._dtype)
         version = self._storage.version
         new._cache = {k: (0, p) for k, (v, p) in self._cache.items() if v == version}
@@ -174,6 +195,12 @@ class SplitArray(NDArrayOperatorsMixin):
         return self._value.get() if is_cupy(self._value) else self._value.copy()
 
     get = to_numpy
+
+    def to_device(self, device, /, *, stream=None):
+        """The array on ``device`` ('cpu' or 'gpu'): itself if it is there, else a copy."""
+        if stream is not None:
+            raise ValueError(f"to_device: stream={stream!r} is not supported; expected None")
+        return asarray(self, device=device)
 
     def __array__(self, dtype=None, copy=None):
         if is_cupy(self._value):
@@ -187,12 +214,17 @@ class SplitArray(NDArrayOperatorsMixin):
             return self._value.astype(dtype)
         if copy:
             return self._value.copy()
-        view = self._value.view()
-        view.flags.writeable = False       # writes must go through the SplitArray (cache)
-        return view
+        return as_strided(self._value, writeable=False)   # its base is no array: stays read-only
 
-    def __dlpack__(self, **kwargs):
-        return self._value.__dlpack__(**{k: v for k, v in kwargs.items() if v is not None})
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        options = {k: v for k, v in (("stream", stream), ("max_version", max_version),
+                                     ("dl_device", dl_device), ("copy", copy)) if v is not None}
+        if copy:
+            return self._value.__dlpack__(**options)
+        self._export()
+        flagged = max_version is not None and tuple(max_version) >= (1, 0)
+        source = self._value if is_cupy(self._value) or not flagged else as_strided(self._value, writeable=False)
+        return source.__dlpack__(**options)
 
     def __dlpack_device__(self):
         return self._value.__dlpack_device__()
@@ -202,7 +234,17 @@ class SplitArray(NDArrayOperatorsMixin):
         if not is_cupy(self._value):
             raise AttributeError("__cuda_array_interface__: the SplitArray lives on the cpu; only "
                                  "gpu (cupy) storage exports it")
-        return self._value.__cuda_array_interface__
+        self._export()
+        interface = dict(self._value.__cuda_array_interface__)
+        interface["data"] = (interface["data"][0], True)       # read-only: a hint consumers may ignore
+        return interface
+
+    def __array_namespace__(self, /, *, api_version=None):
+        if api_version not in (None, *API_VERSIONS):
+            raise ValueError(f"__array_namespace__: api_version {api_version!r} is not supported; "
+                             f"expected None or one of {', '.join(map(repr, API_VERSIONS))}")
+        from .. import array_api
+        return array_api
 
     # -- python protocol -------------------------------------------------------------------------
     def __repr__(self):
@@ -225,15 +267,53 @@ class SplitArray(NDArrayOperatorsMixin):
     def __bool__(self):
         return bool(self._value)
 
+    def __float__(self):
+        return float(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __complex__(self):
+        return complex(self._value)
+
+    def __index__(self):
+        raise TypeError("only integer scalar arrays can be converted to a scalar index; a "
+                        "SplitArray holds float32 values")
+
+    def __contains__(self, value):
+        return bool((self == value).any())
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __reduce__(self):
+        return _rebuild, (self._value, self._dtype.name)
+
+    def item(self, *args):
+        """The element at ``args`` (all of a size-1 array) as a Python float."""
+        return self._value.item(*args)
+
+    def tolist(self):
+        """The values as nested Python lists of floats."""
+        return self._value.tolist()
+
+    def fill(self, value):
+        """Set every element to ``value`` (which float32 must hold exactly)."""
+        self[...] = value
+
     # -- indexing --------------------------------------------------------------------------------
     def __getitem__(self, key):
         key = _index(key, "__getitem__")
-        return _finish(self._view(lambda v: v[key]))
+        return finish(self._view(lambda v: v[key]))
 
     def __setitem__(self, key, value):
         key = _index(key, "__setitem__")
-        data = _data_on(value, self.device, "__setitem__", "value")
-        self._value[key] = data
+        data = value._value if isinstance(value, SplitArray) else as_float32(value, "__setitem__", "value")
+        placed = isinstance(value, (SplitArray, np.ndarray)) or is_cupy(value)
+        self._value[key] = on_device(data, self.device, "__setitem__", "value", placed=placed)
         self._written()
 
     def _view(self, fn):
@@ -259,56 +339,46 @@ class SplitArray(NDArrayOperatorsMixin):
         """The array without (the given) length-one axes."""
         return self._view(lambda v: v.squeeze(axis))
 
-    def ravel(self):
-        """The array flattened to one dimension."""
-        return self._view(lambda v: v.ravel())
+    def ravel(self, order="C"):
+        """The array flattened to one dimension (a view where numpy's ``ravel`` gives one)."""
+        return self._view(lambda v: v.ravel(order))
 
-    # -- reductions: numpy's methods (accuracy in splitprec.array.functions) ----------------------
-    sum = _reduction(np.sum, "Compensated pairwise sum (``np.sum``).")
-    mean = _reduction(np.mean, "Mean from the compensated sum (``np.mean``).")
-    max = _reduction(np.max, "Largest element (``np.max``).")
-    min = _reduction(np.min, "Smallest element (``np.min``).")
-    argmax = _reduction(np.argmax, "Index of the largest element (``np.argmax``).")
-    argmin = _reduction(np.argmin, "Index of the smallest element (``np.argmin``).")
+    def flatten(self, order="C"):
+        """A flattened copy."""
+        return SplitArray._wrap(self._value.flatten(order), self._dtype)
+
+    # -- numpy's methods (accuracy: splitprec.array.functions, .contractions, docs/arrays.md) ----
+    sum = _method(np.sum, "Compensated pairwise sum (``np.sum``).")
+    mean = _method(np.mean, "Mean from the compensated sum (``np.mean``).")
+    max = _method(np.max, "Largest element (``np.max``).")
+    min = _method(np.min, "Smallest element (``np.min``).")
+    argmax = _method(np.argmax, "Index of the largest element (``np.argmax``).")
+    argmin = _method(np.argmin, "Index of the smallest element (``np.argmin``).")
+    std = _method(np.std, "Standard deviation in float32 (``np.std``).")
+    var = _method(np.var, "Variance in float32 (``np.var``).")
+    prod = _method(np.prod, "Product of the elements in float32 (``np.prod``).")
+    cumsum = _method(np.cumsum, "Cumulative sum in float32 (``np.cumsum``).")
+    any = _method(np.any, "Whether any element is nonzero (``np.any``).")
+    all = _method(np.all, "Whether every element is nonzero (``np.all``).")
+    clip = _method(np.clip, "Values limited to [min, max] (``np.clip``).")
+    round = _method(np.round, "Values rounded to ``decimals`` in float32 (``np.round``).")
+    conj = conjugate = _method(np.conjugate, "The complex conjugate: a copy, for real data.")
+    dot = _method(np.dot, "The dot product in the scheme (``np.dot``).")
 
     # -- numpy protocols -------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
-        if method != "__call__" or kwargs or ufunc not in _FLOAT_UFUNCS | _BOOL_UFUNCS | {np.matmul}:
-            return NotImplemented
-        if any(_foreign(x) for x in inputs + (out or ())):
-            return NotImplemented
-        op = ufunc.__name__
-        if ufunc is np.matmul:
-            return matmul(*inputs, out=None if out is None else out[0], op=op)
-        values = [_ufunc_operand(x, op) for x in inputs]
-        xp = _namespace(op, *values)
-        shapes = [getattr(v, "shape", ()) for v in values]
-        try:
-            np.broadcast_shapes(*shapes)
-        except ValueError:
-            raise ValueError(f"{op}: operands of shapes {', '.join(map(str, shapes))} do not "
-                             "broadcast; expected shapes compatible under numpy's rules") from None
-        result = ufunc(*values) if xp is np else _cupy_ufunc(op, values, narrowed=ufunc in _FLOAT_UFUNCS)
-        if ufunc in _BOOL_UFUNCS:
-            if out is not None:
-                raise TypeError(f"{op}: out= is not supported for a bool result; expected out=None")
-            return result
-        d = promote(*[x._dtype for x in inputs if isinstance(x, SplitArray)])
-        return _finish(SplitArray._wrap(result, d)) if out is None else \
-            _write_out(out[0], result, d, op)
+        return ufuncs.array_ufunc(ufunc, method, inputs, out, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        handler = HANDLED.get(func)
-        if handler is None or not all(issubclass(t, SplitArray) or t.__name__ == "ndarray"
-                                      for t in types):
+        if not all(issubclass(t, SplitArray) or t.__name__ == "ndarray" for t in types):
             return NotImplemented
-        return handler(*args, **kwargs)
+        handler = HANDLED.get(func)
+        return fallback.call(func, args, kwargs) if handler is None else handler(*args, **kwargs)
 
     @staticmethod
     def __splitprec_matmul__(a, b, /, out=None, *, dtype=None, precision=None):
         """``splitprec.matmul`` with a SplitArray operand (called by ``splitprec.linalg``)."""
-        return matmul(a, b, out=out, dtype=dtype, precision=precision,
-                                        op="matmul")
+        return contractions.matmul(a, b, out=out, dtype=dtype, precision=precision, op="matmul")
 
 
 def _transposes(view, base):
@@ -317,118 +387,21 @@ def _transposes(view, base):
             and view.strides == base.strides[::-1] and view.data.ptr == base.data.ptr)
 
 
-# -- helpers shared with array.functions ----------------------------------------------------------
+def _same_bits(value, snapshot):
+    """True when float32 ``value`` has the bits of ``snapshot`` (NaN payloads and zero signs too)."""
+    return bool(namespace(value).array_equal(value.view(np.uint32), snapshot.view(np.uint32)))
+
+
+# -- helpers shared by the modules of splitprec.array -------------------------------------------------
 
 def promote(*schemes):
-    """The scheme of a result from operands of ``schemes`` (table in the module docstring)."""
+    """The scheme of a result from operands of ``schemes`` (table in docs/arrays.md)."""
     return min(schemes, key=lambda d: (d.product_error, d.scaling != "none", d.cost, d.name))
 
 
-def _scheme_names():
-    return [n for n in dtypes() if get_dtype(n).target == "float32"]
-
-
-def _is_scheme_name(name):
-    try:
-        get_dtype(name)
-    except ValueError:
-        return False
-    return True
-
-
-def _scheme(dtype, op):
-    """The SplitDType for a SplitArray (float32 target); None means the default fp32 scheme."""
-    d = resolve(dtype, None, target="float32", op=op)
-    if d.target != "float32":
-        raise ValueError(f"{op}: scheme {d.name!r} targets {d.target}; a SplitArray holds a "
-                         f"float32-target scheme, one of {', '.join(map(repr, _scheme_names()))}")
-    return d
-
-
-def _namespace(op, *arrays):
-    """numpy or cupy for the arrays among ``arrays``, or a ValueError naming ``op``."""
-    try:
-        return namespace(*[x for x in arrays if isinstance(x, np.ndarray) or is_cupy(x)])
-    except ValueError:
-        raise ValueError(f"{op}: operands live on different devices (cpu and gpu); move them to "
-                         "one device first, e.g. sp.asarray(x, device='gpu')") from None
-
-
-def _foreign(x):
-    """True for an operand of a type that may implement the operation itself."""
-    return hasattr(x, "__array_ufunc__") and not (
-        isinstance(x, (SplitArray, np.ndarray, np.generic)) or is_cupy(x))
-
-
-def _cupy_ufunc(op, values, *, narrowed):
-    """cupy's ufunc ``op`` in float64 on exactly widened float32 operands, rounded once to float32
-    when ``narrowed``: cupy compiles its kernels with ``-ftz=true``, which would flush float32
-    subnormals. Weak Python scalars become float32 first, as numpy's do (NEP 50)."""
-    import cupy
-    wide = [float(np.float32(v)) if isinstance(v, (int, float)) else widen(v.astype(np.float32))
-            for v in values]
-    result = getattr(cupy, op)(*wide)
-    return narrow(result) if narrowed else result
-
-
-def _ufunc_operand(x, op):
-    """A ufunc operand: a SplitArray's value, a weak Python scalar, or a float32/float16 array."""
-    if isinstance(x, SplitArray):
-        return x._value
-    if isinstance(x, (int, float)) and not isinstance(x, np.generic):
-        return x
-    kind = getattr(x, "dtype", None)
-    if kind in (np.float32, np.float16):
-        return x
-    raise TypeError(f"{op}: an operand of type {type(x).__name__} with dtype {kind} is not "
-                    "accepted; expected a SplitArray, a float32/float16 array or a Python "
-                    "int/float (convert explicitly, e.g. sp.asarray(x) or x.astype(numpy.float32))")
-
-
-def _as_float32(x, op, name):
-    """``x`` as a float32 numpy/cupy array, never rounded (module docstring), or a TypeError."""
-    if isinstance(x, SplitArray):
-        return x._value
-    from_python = not (isinstance(x, (np.ndarray, np.generic)) or is_cupy(x))
-    if from_python and not isinstance(x, (numbers.Real, list, tuple)):
-        raise TypeError(f"{op}: {name} of type {type(x).__name__} is not accepted; expected a "
-                        "numpy/cupy array, a SplitArray, a Python scalar or a (nested) list")
-    if not is_cupy(x):
-        x = np.asarray(x)
-    if x.dtype in (np.float32, np.float16):
-        return x.astype(np.float32, copy=False)
-    if x.dtype.kind not in "biuf" or (x.dtype.kind == "f" and not from_python):
-        raise TypeError(f"{op}: {name} has dtype {x.dtype}; expected float32 or float16 data, or "
-                        "integers, bools and Python floats that float32 holds exactly (convert "
-                        f"explicitly, e.g. {name}.astype(numpy.float32))")
-    return _exact_float32(x, op, name)
-
-
-def _data_on(x, device, op, name):
-    """Data ``x`` (accepted as by ``_as_float32``) on ``device``: scalars and lists move there,
-    arrays must already be there (ValueError otherwise)."""
-    data = _as_float32(x, op, name)
-    if isinstance(x, (SplitArray, np.ndarray)) or is_cupy(x):
-        if device_name(data) != device:
-            raise ValueError(f"{op}: {name} lives on the {device_name(data)} and the array on the "
-                             f"{device}; expected both on one device (sp.asarray(x, device=...))")
-        return data
-    return _move(data, device, op)
-
-
-def _exact_float32(x, op, name):
-    """Integer, bool or Python-float data ``x`` as float32, or a TypeError if any value rounds."""
-    xp = namespace(x)
-    with np.errstate(over="ignore", invalid="ignore"):
-        value, wide = x.astype(np.float32), x.astype(np.float64)
-        exact = (value.astype(np.float64) == wide) | xp.isnan(wide)
-        if x.dtype.kind in "iu":
-            exact &= xp.abs(wide) < 2.0 ** 53
-    if not bool(exact.all()):
-        raise TypeError(f"{op}: {name} holds a value that float32 cannot hold exactly "
-                        f"({x[~exact].ravel()[0].item()!r}); round explicitly, e.g. "
-                        f"numpy.float32({name})")
-    return value
+def data(x, op, name):
+    """``x`` as a float32 numpy/cupy array: a SplitArray's value, or ``as_float32``'s rule."""
+    return x._value if isinstance(x, SplitArray) else as_float32(x, op, name)
 
 
 def _index(key, op):
@@ -440,17 +413,21 @@ def _index(key, op):
     return key
 
 
-def _finish(x):
-    """A SplitArray result, or its scalar when it has ndim 0 (module docstring)."""
+def finish(x):
+    """A SplitArray result, or its scalar when it has ndim 0 (docs/arrays.md)."""
     if not isinstance(x, SplitArray) or x.ndim:
         return x
     return x._value if is_cupy(x._value) else x._value[()]
 
 
-def _write_out(out, value, d, op):
-    """Store ``value`` (scheme ``d``) into the SplitArray ``out`` of an in-place operation."""
+def write_out(out, value, d, op, where=True):
+    """Store ``value`` (scheme ``d``) into the SplitArray ``out`` of an in-place operation, where
+    ``where`` holds; a result that is not float32 is refused (it would round or change kind)."""
     if not isinstance(out, SplitArray):
         raise TypeError(f"{op}: out must be a SplitArray, got {type(out).__name__}")
+    if getattr(value, "dtype", None) != np.float32:
+        raise TypeError(f"{op}: the result has dtype {getattr(value, 'dtype', type(value).__name__)}"
+                        "; out is a SplitArray, which holds float32 results only (expected out=None)")
     if out._dtype != d:
         raise TypeError(f"{op}: the result has scheme {d.name} but out has scheme "
                         f"{out._dtype.name}; an in-place operation keeps its target's scheme "
@@ -458,37 +435,13 @@ def _write_out(out, value, d, op):
     if value.shape != out.shape:
         raise ValueError(f"{op}: out has shape {out.shape} but the result has shape "
                          f"{value.shape}; expected equal shapes")
-    _namespace(op, out._value, value)
-    out._value[...] = value
+    xp = same_device(op, out._value, value)
+    if where is True:
+        out._value[...] = value
+    else:
+        xp.copyto(out._value, value, where=where)
     out._written()
     return out
-
-
-# -- contractions -----------------------------------------------------------------------------------
-
-def matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul"):
-    """``a @ b`` through ``splitprec.matmul``'s engine with the cached parts of SplitArrays."""
-    if dtype is None and precision is None:
-        dtype = promote(*[x._dtype for x in (a, b) if isinstance(x, SplitArray)])
-    values = [x._value if isinstance(x, SplitArray) else x for x in (a, b)]
-    d = linalg_scheme(dtype, precision, op, on_gpu=_namespace(op, *values) is not np)
-    splitters = [x._parts if isinstance(x, SplitArray) else None for x in (a, b)]
-    caches = [x._cached if isinstance(x, SplitArray) else None for x in (a, b)]
-    value = _raw_matmul(*values, out=None, dtype=d, precision=None, op=op, splitters=splitters, caches=caches)
-    return _finish(SplitArray._wrap(value, d)) if out is None else _write_out(out, value, d, op)
-
-
-# -- creation --------------------------------------------------------------------------------------
-
-def _move(value, device, op):
-    """``value`` on ``device`` (None: where it is); crossing devices is an explicit copy."""
-    if device is not None and device not in _DEVICES:
-        raise ValueError(f"{op}: unknown device {device!r}; expected 'cpu' or 'gpu'")
-    if device is None or device == device_name(value):
-        return value
-    if device == "cpu":
-        return value.get()
-    return gpu_module(op, "device='gpu'").asarray(value)
 
 
 def asarray(x, dtype=None, *, device=None):
@@ -497,7 +450,7 @@ def asarray(x, dtype=None, *, device=None):
     Parameters
     ----------
     x : SplitArray, numpy/cupy array, Python scalar or nested list
-        The data; what is accepted without rounding is stated in the module docstring.
+        The data; what is accepted without rounding is stated in docs/arrays.md.
     dtype : str or SplitDType, optional
         Scheme name, e.g. ``"bf16x9"``. Default: ``x``'s scheme for a SplitArray, otherwise the
         float32 default of :func:`splitprec.default_scheme` (unless set, the cheapest fp32-class
@@ -521,9 +474,12 @@ def asarray(x, dtype=None, *, device=None):
     Accuracy: exact (no value is rounded), checked by
     ``tests/test_array.py::test_asarray_rejects_values_float32_cannot_hold``.
     """
-    d = x._dtype if isinstance(x, SplitArray) and dtype is None else _scheme(dtype, "asarray")
+    d = x._dtype if isinstance(x, SplitArray) and dtype is None else scheme(dtype, "asarray")
     if isinstance(x, SplitArray) and d == x._dtype and device in (None, x.device):
         return x
-    data = _as_float32(x, "asarray", "x")
-    value = _move(data, device, "asarray")
-    return SplitArray._wrap(value.copy() if value is data else value, d)
+    value = data(x, "asarray", "x")
+    moved = move(value, device, "asarray")
+    return SplitArray._wrap(moved.copy() if moved is value else moved, d)
+
+
+from . import contractions, fallback, ufuncs  # noqa: E402  (they build on SplitArray)

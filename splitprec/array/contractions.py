@@ -1,0 +1,340 @@
+"""Contractions of SplitArrays, run in the scheme: each is batched :func:`splitprec.matmul` calls.
+
+Members: ``@``/``np.matmul``, ``np.dot vdot inner outer tensordot einsum``, ``np.linalg.multi_dot``,
+``np.vecdot matvec vecmat``, ``np.linalg.matmul vecdot tensordot outer`` (numpy >= 2) and
+``np.linalg.matrix_power`` (binary powering).
+
+A pair contraction arranges operand A as (batch, free, summed) and B as (batch, summed, free),
+each reshaped to 3-D (an identity arrangement leaves the operand, and its cached parts, untouched),
+and runs one batched matmul in the promoted scheme. ``einsum`` takes any subscripts and any number
+of operands: ``...`` broadcasts (right-aligned, as numpy's), a label repeated within one operand
+takes that diagonal first (an exact gather), a label of one operand that is neither in another
+nor in the output is summed first with the compensated ``sum`` (splitprec.array.functions), length-1
+axes broadcast, and then the operands are contracted pairwise from left to right,
+``((op0 op1) op2) ...``, each step keeping the labels that a later operand or the output needs.
+``optimize`` is accepted and ignored (the order is fixed). ``multi_dot`` multiplies in the order
+of least work (the matrix-chain recurrence), as numpy's does.
+Accuracy: each matmul within ``accuracy.gemm_bound`` of its inputs, checked by
+``tests/test_array_functions.py::test_contractions_within_gemm_bound``.
+"""
+import math
+import string
+
+import numpy as np
+
+from ..linalg import _raw_matmul, _scheme as linalg_scheme
+from .core import SplitArray, finish, promote, write_out
+from .convert import same_device
+from .functions import compensated_total, implements, no_options
+
+LABELS = string.ascii_letters
+
+
+def matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul"):
+    """``a @ b`` through ``splitprec.matmul``'s engine with the cached parts of SplitArrays."""
+    if dtype is None and precision is None:
+        dtype = promote(*[x._dtype for x in (a, b) if isinstance(x, SplitArray)])
+    values = [x._value if isinstance(x, SplitArray) else x for x in (a, b)]
+    d = linalg_scheme(dtype, precision, op, on_gpu=same_device(op, *values) is not np)
+    splitters = [x._parts if isinstance(x, SplitArray) else None for x in (a, b)]
+    caches = [x._cached if isinstance(x, SplitArray) else None for x in (a, b)]
+    value = _raw_matmul(*values, out=None, dtype=d, precision=None, op=op, splitters=splitters, caches=caches)
+    return finish(SplitArray._wrap(value, d)) if out is None else write_out(out, value, d, op)
+
+
+def plain(x, op, d=None):
+    """``x`` as a SplitArray: SplitArrays as they are, float32/float16 data wrapped (scheme d)."""
+    if isinstance(x, SplitArray):
+        return x
+    if getattr(x, "dtype", None) not in (np.float32, np.float16) or not hasattr(x, "ndim"):
+        raise TypeError(f"{op}: operand of type {type(x).__name__} with dtype "
+                        f"{getattr(x, 'dtype', None)} is not accepted; expected a SplitArray or a "
+                        "float32/float16 array")
+    xp = np if isinstance(x, np.generic) else same_device(op, x)
+    return SplitArray._wrap(xp.asarray(x, dtype=np.float32), d)
+
+
+def _operands(arrays, op):
+    d = promote(*[x._dtype for x in arrays if isinstance(x, SplitArray)])
+    return [plain(x, op, d) for x in arrays]
+
+
+def _arrange(x, labels, order, shape):
+    """``x`` (axes ``labels``) with its axes in ``order`` and reshaped to ``shape``."""
+    perm = [labels.index(c) for c in order]
+    if perm != list(range(x.ndim)):
+        x = x.transpose(perm)
+    return x if shape == x.shape else x.reshape(shape)
+
+
+def contract(a, b, sub_a, sub_b, sub_out, op):
+    """The contraction ``sub_a,sub_b->sub_out`` (label strings; every label of one operand only
+    is in ``sub_out``, axes of one label have equal lengths) as one batched matmul."""
+    size = dict(zip(sub_a, a.shape)) | dict(zip(sub_b, b.shape))
+    batch = [c for c in sub_out if c in sub_a and c in sub_b]
+    free_a = [c for c in sub_out if c in sub_a and c not in sub_b]
+    free_b = [c for c in sub_out if c in sub_b and c not in sub_a]
+    summed = [c for c in sub_a if c in sub_b and c not in sub_out]
+    lengths = lambda labels: tuple(size[c] for c in labels)   # noqa: E731
+    m, k, n = (math.prod(lengths(x)) for x in (free_a, summed, free_b))
+    a3 = _arrange(a, list(sub_a), batch + free_a + summed, lengths(batch) + (m, k))
+    b3 = _arrange(b, list(sub_b), batch + summed + free_b, lengths(batch) + (k, n))
+    c = matmul(a3, b3, op=op)                                   # ndim >= 2: a SplitArray
+    arranged = batch + free_a + free_b
+    return _arrange(c.reshape(lengths(arranged)), arranged, list(sub_out), lengths(sub_out))
+
+
+# -- einsum ------------------------------------------------------------------------------------------
+
+def _interleaved(operands):
+    """numpy's ``einsum(op0, sublist0, op1, sublist1, ..., [sublist_out])`` as (subscripts, operands)."""
+    def letters(sublist):
+        return "".join("..." if s is Ellipsis else LABELS[s] for s in sublist)
+    explicit = len(operands) % 2 == 1
+    pairs = operands[:-1] if explicit else operands
+    subscripts = ",".join(letters(s) for s in pairs[1::2])
+    return (subscripts + "->" + letters(operands[-1]) if explicit else subscripts), pairs[0::2]
+
+
+def einsum_labels(subscripts, shapes):
+    """(labels per operand, output labels) of ``subscripts`` with ``...`` expanded to letters."""
+    inputs, arrow, output = subscripts.replace(" ", "").partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(shapes) or not all(c in LABELS for c in (inputs + output).replace(".", "").replace(",", "")):
+        raise ValueError(f"einsum: subscripts {subscripts!r} do not name letters for each of the "
+                         f"{len(shapes)} operand(s); expected e.g. 'ij,jk->ik'")
+    spare = [c for c in LABELS if c not in inputs + output]
+    counts = [len(t.replace("...", "")) for t in terms]
+    extra = [len(s) - n for t, s, n in zip(terms, shapes, counts)]
+    if any(e < 0 or (e and "..." not in t) for t, e in zip(terms, extra)):
+        raise ValueError(f"einsum: subscripts {subscripts!r} name more or fewer axes than the "
+                         f"operands have (shapes {', '.join(map(str, shapes))})")
+    ellipsis = "".join(spare[:max(extra, default=0)])
+    labels = [t.replace("...", ellipsis[len(ellipsis) - e:]) for t, e in zip(terms, extra)]
+    if not arrow:
+        joined = "".join(labels)
+        output = ellipsis + "".join(sorted(c for c in set(joined) - set(ellipsis) if joined.count(c) == 1))
+    elif "..." in output or ellipsis:
+        if "..." not in output and any(extra):
+            raise ValueError(f"einsum: {subscripts!r} has '...' in an operand but not in the output")
+        output = output.replace("...", ellipsis)
+    if len(set(output)) != len(output) or not set(output) <= set("".join(labels)):
+        raise ValueError(f"einsum: output subscripts of {subscripts!r} repeat a label or name one "
+                         "that no operand has")
+    return labels, output
+
+
+def _diagonal(x, labels):
+    """``x`` with each repeated label taken once (the diagonal, an exact gather; a view)."""
+    unique = "".join(dict.fromkeys(labels))
+    if unique == labels:
+        return x, labels
+    xp = same_device("einsum", x._value)
+    return SplitArray._wrap(xp.einsum(f"{labels}->{unique}", x._value), x._dtype, x._storage), unique
+
+
+def _broadcast(x, labels, size):
+    shape = tuple(size[c] for c in labels)
+    if shape == x.shape:
+        return x
+    xp = same_device("einsum", x._value)
+    return x._view(lambda v: xp.broadcast_to(v, shape))
+
+
+def _summed_first(x, labels, needed):
+    """``x`` summed (compensated) over the labels not ``needed``."""
+    axes = tuple(i for i, c in enumerate(labels) if c not in needed)
+    if not axes:
+        return x, labels
+    return SplitArray._wrap(compensated_total(x, axes), x._dtype), "".join(c for c in labels if c in needed)
+
+
+def run_einsum(subscripts, operands, op="einsum"):
+    """``np.einsum(subscripts, *operands)`` of SplitArrays in their promoted scheme (module
+    docstring), as a SplitArray (of ndim 0 for a scalar)."""
+    labels, output = einsum_labels(subscripts, [x.shape for x in operands])
+    pairs = [_diagonal(x, s) for x, s in zip(operands, labels)]
+    size = {}
+    for x, s in pairs:
+        for c, n in zip(s, x.shape):
+            if size.setdefault(c, n) != n and 1 not in (n, size[c]):
+                raise ValueError(f"{op}: label {c!r} has lengths {size[c]} and {n} (operands of "
+                                 f"shapes {', '.join(str(x.shape) for x in operands)}); expected "
+                                 "equal lengths or 1")
+            size[c] = max(size[c], n)
+    pairs = [(_broadcast(x, s, size), s) for x, s in pairs]
+    for i, (x, s) in enumerate(pairs):
+        others = set(output).union(*[t for j, (_, t) in enumerate(pairs) if j != i])
+        pairs[i] = _summed_first(x, s, others)
+    current, have = pairs[0]
+    for i, (x, s) in enumerate(pairs[1:], 1):
+        needed = set(output).union(*[t for _, t in pairs[i + 1:]])
+        keep = "".join(c for c in dict.fromkeys(have + s) if c in needed)
+        current, have = contract(current, x, have, s, output if i == len(pairs) - 1 else keep, op), \
+            output if i == len(pairs) - 1 else keep
+    if len(pairs) == 1:
+        current = _arrange(current, list(have), list(output), tuple(size[c] for c in output))
+    return current
+
+
+def _finished(result, out, op):
+    """``result`` (a SplitArray) for the caller: its scalar if ndim 0, or written into ``out``."""
+    return finish(result) if out is None else write_out(out, result._value, result._dtype, op)
+
+
+@implements(np.einsum)
+def _einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="safe"):
+    no_options("einsum", {"dtype": dtype, "order": None if order == "K" else order,
+                          "casting": None if casting == "safe" else casting})
+    subscripts, arrays = (operands[0], operands[1:]) if isinstance(operands[0], str) else _interleaved(operands)
+    if not arrays:
+        raise ValueError("einsum: no operands; expected a subscripts string and at least one operand")
+    return _finished(run_einsum(subscripts, _operands(arrays, "einsum")), out, "einsum")
+
+
+# -- numpy's named contractions ----------------------------------------------------------------------
+
+def _tensordot_labels(a, b, axes, op):
+    if isinstance(axes, int):
+        axes_a, axes_b = list(range(a.ndim - axes, a.ndim)), list(range(axes))
+    else:
+        axes_a, axes_b = ([x] if isinstance(x, int) else list(x) for x in axes)
+    sub_a, sub_b = list(LABELS[:a.ndim]), list(LABELS[a.ndim:a.ndim + b.ndim])
+    if len(axes_a) != len(axes_b) or len(set(axes_a)) != len(axes_a) or \
+            len(set(axes_b)) != len(axes_b) or not all(-x.ndim <= i < x.ndim for x, ax in
+                                                       ((a, axes_a), (b, axes_b)) for i in ax):
+        raise ValueError(f"{op}: axes {axes!r} do not pair distinct axes of a (ndim {a.ndim}) "
+                         f"with as many distinct axes of b (ndim {b.ndim})")
+    for i, j in zip(axes_a, axes_b):
+        if a.shape[i] != b.shape[j]:
+            raise ValueError(f"{op}: a summed axis has length {a.shape[i]} in a and {b.shape[j]} "
+                             f"in b (a has shape {a.shape}, b has shape {b.shape}); expected "
+                             "equal lengths")
+        sub_b[j] = sub_a[i]
+    sub_out = [c for c in sub_a + sub_b if (sub_a + sub_b).count(c) == 1]
+    return "".join(sub_a), "".join(sub_b), "".join(sub_out)
+
+
+def _pair(a, b, axes, op):
+    a, b = _operands((a, b), op)
+    return finish(contract(a, b, *_tensordot_labels(a, b, axes, op), op))
+
+
+@implements(np.tensordot, getattr(np.linalg, "tensordot", None))
+def _tensordot(a, b, axes=2):
+    return _pair(a, b, axes, "tensordot")
+
+
+@implements(np.dot)
+def _dot(a, b, out=None):
+    no_options("dot", {"out": out})
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return np.multiply(a, b)
+    return _pair(a, b, ([-1], [max(np.ndim(b) - 2, 0)]), "dot")
+
+
+@implements(np.inner)
+def _inner(a, b):
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return np.multiply(a, b)
+    return _pair(a, b, ([-1], [-1]), "inner")
+
+
+@implements(np.vdot)
+def _vdot(a, b):
+    a, b = _operands((a, b), "vdot")
+    if a.size != b.size:
+        raise ValueError(f"vdot: a has {a.size} elements and b {b.size}; expected equal sizes")
+    return finish(run_einsum("i,i->", [a.reshape(-1), b.reshape(-1)], "vdot"))
+
+
+@implements(np.outer, getattr(np.linalg, "outer", None))
+def _outer(a, b, out=None):
+    no_options("outer", {"out": out})
+    a, b = _operands((a, b), "outer")
+    return finish(run_einsum("i,j->ij", [a.reshape(-1), b.reshape(-1)], "outer"))
+
+
+def _vecdot(x1, x2, /, *, axis=-1, out=None, **options):
+    no_options("vecdot", options)
+    x1, x2 = (np.moveaxis(x, axis, -1) for x in _operands((x1, x2), "vecdot"))
+    return _finished(run_einsum("...i,...i->...", [x1, x2], "vecdot"), out, "vecdot")
+
+
+@implements(np.linalg.matrix_power)
+def _matrix_power(a, n):
+    """``a`` to the integer power ``n`` by binary powering (square, and multiply by the squares
+    whose bit of ``n`` is set, lowest bit first); ``n < 0`` inverts ``a`` first (float32)."""
+    a = plain(a, "matrix_power", None if not isinstance(a, SplitArray) else a._dtype)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"matrix_power: a has shape {a.shape}; expected a stack of square matrices")
+    if n < 0:
+        a, n = np.linalg.inv(a), -n
+    if n == 0:
+        xp = same_device("matrix_power", a._value)
+        return SplitArray._wrap(xp.broadcast_to(xp.eye(a.shape[-1], dtype=np.float32), a.shape).copy(), a._dtype)
+    result, square = None, a
+    while n:
+        if n & 1:
+            result = square.copy() if result is None else matmul(result, square, op="matrix_power")
+        n >>= 1
+        if n:
+            square = matmul(square, square, op="matrix_power")
+    return result
+
+
+def _gufunc(subscripts, op):
+    """The handler of contraction ufunc ``op`` (``matvec``, ``vecmat``) given by ``subscripts``."""
+    def run(x1, x2, /, *, out=None, **options):
+        no_options(op, options)
+        return _finished(run_einsum(subscripts, _operands((x1, x2), op), op), out, op)
+    return run
+
+
+def _matmul_ufunc(a, b, /, *, out=None, **options):
+    no_options("matmul", options)
+    return matmul(a, b, out=out)
+
+
+implements(getattr(np.linalg, "vecdot", None))(_vecdot)
+implements(getattr(np.linalg, "matmul", None))(_matmul_ufunc)
+UFUNCS = {np.matmul: _matmul_ufunc}      # contraction ufuncs -> handler (used by array.ufuncs)
+if hasattr(np, "vecdot"):
+    UFUNCS[np.vecdot] = _vecdot
+for _name, _subscripts in (("matvec", "...ij,...j->...i"), ("vecmat", "...i,...ij->...j")):
+    if hasattr(np, _name):
+        UFUNCS[getattr(np, _name)] = _gufunc(_subscripts, _name)
+
+
+def _chain_order(shapes):
+    """Split points of the product of 2-D ``shapes`` with the fewest scalar products."""
+    n = len(shapes)
+    dims = [shapes[0][0]] + [s[1] for s in shapes]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j], split[i][j] = min((cost[i][s] + cost[s + 1][j] + dims[i] * dims[s + 1] * dims[j + 1], s)
+                                          for s in range(i, j))
+    return split
+
+
+@implements(np.linalg.multi_dot)
+def _multi_dot(arrays, *, out=None):
+    arrays = _operands(list(arrays), "multi_dot")
+    if len(arrays) < 2:
+        raise ValueError(f"multi_dot: {len(arrays)} array(s); expected at least two")
+    first, last = arrays[0].ndim == 1, arrays[-1].ndim == 1
+    arrays[0] = arrays[0][None, :] if first else arrays[0]
+    arrays[-1] = arrays[-1][:, None] if last else arrays[-1]
+    if any(x.ndim != 2 for x in arrays):
+        raise ValueError("multi_dot: expected 2-D arrays (the first and last may be 1-D)")
+    split = _chain_order([x.shape for x in arrays])
+
+    def product(i, j):
+        return arrays[i] if i == j else matmul(product(i, split[i][j]), product(split[i][j] + 1, j),
+                                               op="multi_dot")
+    result = product(0, len(arrays) - 1)
+    shape = result.shape[first:result.ndim - last]
+    return _finished(result.reshape(shape), out, "multi_dot")

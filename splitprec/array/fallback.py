@@ -1,0 +1,119 @@
+"""numpy functions SplitArrays do not implement themselves: run on the float32 values, rewrapped.
+
+Elementwise and shape functions run in float32; contractions run in the scheme. A numpy function
+with no SplitArray implementation (``std var prod cumsum median sort where clip round pad flip
+vstack split diag trace moveaxis ...``) is called on the SplitArrays' float32 values (numpy on
+cpu; on the gpu numpy hands it to cupy, whose float32 kernels flush subnormals). A float32 result
+becomes a SplitArray of the promoted scheme (a result that shares memory with an argument
+SplitArray is a view sharing its storage, so writes and the split cache stay coherent; one that
+shares memory with another argument is copied); other results (bool, integer, float64 indices or
+counts) come back as they are. Arguments of float64 or complex128 data next to a SplitArray raise
+TypeError, as in arithmetic (nothing is promoted or rounded behind the caller's back); Python
+scalars are weak, as in numpy. ``out=`` SplitArrays take float32 results of their scheme only.
+
+Refused, with a TypeError: ``REFUSED``, contractions with no split-precision implementation (use
+``np.asarray(a)`` to run them in float32). The transforms of ``numpy.fft`` run ``splitprec.fft``
+in the scheme. ``IN_PLACE`` functions write into their first argument: they run on a float64 copy,
+and the result must be float32-exact (as ``a[...] = x``), or they raise TypeError.
+"""
+import numpy as np
+
+from .._backend import is_cupy
+from .core import SplitArray, finish, promote, write_out
+from .convert import exact_float32, same_device
+
+REFUSED = frozenset([np.convolve, np.correlate, np.kron, np.cov, np.corrcoef])
+IN_PLACE = frozenset([np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis])
+FFT_TRANSFORMS = ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2",
+                  "irfft2", "rfftn", "irfftn", "hfft", "ihfft")
+
+
+def _name(func):
+    module = func.__module__.replace("numpy.", "").replace("numpy", "")
+    return f"{module}.{func.__name__}" if module else func.__name__
+
+
+def call(func, args, kwargs):
+    """``func(*args, **kwargs)`` with SplitArray arguments (module docstring)."""
+    op = _name(func)
+    if func in REFUSED:
+        raise TypeError(f"{op}: a contraction with no split-precision implementation for "
+                        "SplitArray; expected np.asarray(a) first to run it in float32, or the "
+                        "contractions that run in the scheme (docs/arrays.md)")
+    splits, plains = [], []
+    values, options = unwrap(args, op, splits, plains), unwrap(kwargs, op, splits, plains)
+    same_device(op, *_arrays(values), *_arrays(list(options.values())))
+    d = promote(*[x._dtype for x in splits])
+    if func.__module__ == "numpy.fft" and func.__name__ in FFT_TRANSFORMS:
+        return _fft(func.__name__, values, options, d, op)
+    if func in IN_PLACE:
+        return _in_place(func, args[0] if args else None, values, options, op)
+    out = kwargs.get("out")
+    if isinstance(out, SplitArray):
+        del options["out"]
+        return write_out(out, func(*values, **options), d, op)
+    return wrap(func(*values, **options), d, splits, plains)
+
+
+def unwrap(tree, op, splits, plains):
+    """``tree`` (arguments: nested lists, tuples, dicts) with SplitArrays replaced by their values
+    (collected in ``splits``, other arrays in ``plains``); float64/complex128 data raises TypeError."""
+    if isinstance(tree, SplitArray):
+        splits.append(tree)
+        return tree._value
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(unwrap(x, op, splits, plains) for x in tree)
+    if isinstance(tree, dict):
+        return {k: unwrap(v, op, splits, plains) for k, v in tree.items()}
+    kind = getattr(tree, "dtype", None)
+    if isinstance(tree, (np.ndarray, np.generic)) or is_cupy(tree):
+        if kind.kind in "fc" and np.finfo(kind).bits > 32:
+            raise TypeError(f"{op}: an argument of dtype {kind} is not accepted with a SplitArray "
+                            "(it would be rounded to float32 or promote the result); expected "
+                            "float32 data (sp.asarray(x) or x.astype(numpy.float32))")
+        if not isinstance(tree, np.generic):
+            plains.append(tree)
+    return tree
+
+
+def wrap(result, d, splits, plains):
+    """``result`` with float32 arrays as SplitArrays of scheme ``d`` (module docstring)."""
+    if isinstance(result, (list, tuple)):
+        items = [wrap(r, d, splits, plains) for r in result]
+        return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+    if not (isinstance(result, np.ndarray) or is_cupy(result)) or result.dtype != np.float32:
+        return result
+    for x in splits:
+        if result is x._value:
+            return x
+    if any(result is p for p in plains):
+        return result                                   # an out= array, returned as numpy does
+    xp = same_device("wrap", result)
+    if any(xp.may_share_memory(result, p) for p in plains):
+        result = result.copy()
+    owner = next((x for x in splits if xp.may_share_memory(result, x._value)), None)
+    return finish(SplitArray._wrap(result, d, None if owner is None else owner._storage))
+
+
+def _arrays(values):
+    return [v for v in values if isinstance(v, np.ndarray) or is_cupy(v)]
+
+
+def _fft(name, values, options, d, op):
+    from .. import fft
+    transform = getattr(fft, name, None)
+    if transform is None:
+        raise TypeError(f"{op}: splitprec.fft has no {name}; expected one of "
+                        f"{', '.join(n for n in FFT_TRANSFORMS if hasattr(fft, n))}")
+    return transform(*values, dtype=d, **options)
+
+
+def _in_place(func, target, values, options, op):
+    """``func`` writing into its first argument: into a SplitArray through a float64 copy, stored
+    back only if every value is float32-exact; into another array as numpy does."""
+    if not isinstance(target, SplitArray):
+        return func(*values, **options)
+    wide = target._value.astype(np.float64)
+    func(wide, *values[1:], **options)
+    target._value[...] = exact_float32(wide, op, "the written values")
+    target._written()

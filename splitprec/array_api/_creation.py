@@ -1,0 +1,158 @@
+"""Creation functions of the Array API namespace (splitprec.array_api's docstring states the rules).
+
+A float32 result is a SplitArray of the default scheme, or of the scheme given as ``dtype``; bool
+and integer results are numpy (cupy) arrays. A SplitArray made without a copy of memory that
+another array still owns (``asarray(x, copy=False)``, ``from_dlpack``) is watched as an exported
+one is: a write through that array is seen before a cached split is reused.
+"""
+import numpy as np
+
+from .._backend import is_cupy
+from ..array.convert import is_scheme_name, move, scheme
+from ..array.core import SplitArray
+from ..dtypes import SplitDType
+
+_SIGNED = np.dtype(np.int64)
+
+
+def _device_module(device):
+    if device not in (None, "cpu", "gpu"):
+        raise ValueError(f"unknown device {device!r}; expected None, 'cpu' or 'gpu'")
+    if device == "gpu":
+        import cupy
+        return cupy
+    return np
+
+
+def names_scheme(dtype):
+    return isinstance(dtype, SplitDType) or (isinstance(dtype, str) and is_scheme_name(dtype))
+
+
+def split_dtype(dtype):
+    """``(True, scheme)`` for float32 or a scheme as ``dtype`` (None: the default scheme),
+    ``(False, numpy dtype)`` otherwise."""
+    if dtype is None or names_scheme(dtype):
+        return True, scheme(dtype, "asarray")
+    numpy_dtype = np.dtype(dtype)
+    if numpy_dtype == np.float32:
+        return True, scheme(None, "asarray")
+    if numpy_dtype.kind not in "biu":
+        raise TypeError(f"dtype {numpy_dtype} is not supported by splitprec.array_api; expected "
+                        "float32 (or a split scheme), bool or an integer dtype")
+    return False, numpy_dtype
+
+
+def _wrap(value, d, *, watched):
+    new = SplitArray._wrap(value, d)
+    new._storage.exported = watched
+    return new
+
+
+def _result(value, dtype):
+    """``value`` (numpy/cupy) as the namespace returns it for the requested ``dtype``."""
+    is_split, d = split_dtype(dtype)
+    if is_split:
+        return SplitArray._wrap(value.astype(np.float32, copy=False), d)
+    return value.astype(d, copy=False)
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None):
+    """``obj`` as an array of the namespace (module docstring; the standard's ``asarray``)."""
+    if isinstance(obj, SplitArray):
+        is_split, d = split_dtype(obj._dtype if dtype is None else dtype)
+        if not is_split:
+            return _device_module(device or obj.device).asarray(obj._value, dtype=d)
+        moved = move(obj._value, device, "asarray")
+        if copy is False and (moved is not obj._value or d != obj._dtype):
+            raise ValueError("asarray: copy=False but the result needs a copy (another device or scheme)")
+        if d == obj._dtype and moved is obj._value and not copy:
+            return obj
+        return SplitArray._wrap(moved.copy() if moved is obj._value else moved, d)
+    xp = _device_module(device) if device is not None or not is_cupy(obj) else _device_module("gpu")
+    if dtype is None:
+        dtype = _inferred(obj)
+    is_split, d = split_dtype(dtype)
+    kind = np.float32 if is_split else d
+    value = xp.asarray(obj, dtype=kind) if copy is None else xp.array(obj, dtype=kind, copy=copy)
+    if not is_split:
+        return value
+    aliased = value is obj or (hasattr(obj, "dtype") and xp.may_share_memory(value, obj))
+    return _wrap(value, d, watched=aliased)
+
+
+def _inferred(obj):
+    """The standard's inferred dtype: bool, the default integer, or float32 (never float64 data)."""
+    kind = getattr(obj, "dtype", None)
+    if kind is None:
+        probe = np.asarray(obj)
+        kind = probe.dtype
+        if kind.kind == "f":
+            return np.float32
+        return _SIGNED if kind.kind in "iu" else kind
+    kind = np.dtype(kind)
+    if kind.kind in "fc" and kind != np.float32 and kind != np.float16:
+        raise TypeError(f"asarray: data of dtype {kind} is not held by splitprec.array_api (it "
+                        "would round to float32); expected dtype=float32 given explicitly")
+    return np.float32 if kind.kind == "f" else kind
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """The standard's ``from_dlpack``: zero-copy where the producer allows it (watched)."""
+    on_gpu = x.__dlpack_device__()[0] != 1
+    xp = _device_module("gpu" if on_gpu else "cpu")
+    value = xp.from_dlpack(x, copy=copy) if copy is not None else xp.from_dlpack(x)
+    value = move(value, device, "from_dlpack")
+    if value.dtype != np.float32:
+        return value
+    return _wrap(value, scheme(None, "from_dlpack"), watched=not copy)
+
+
+def _filled(shape, fill, dtype, device):
+    is_split, d = split_dtype(dtype)
+    value = _device_module(device).full(shape, fill, dtype=np.float32 if is_split else d)
+    return SplitArray._wrap(value, d) if is_split else value
+
+
+def zeros(shape, *, dtype=None, device=None):
+    return _filled(shape, 0, dtype, device)
+
+
+def ones(shape, *, dtype=None, device=None):
+    return _filled(shape, 1, dtype, device)
+
+
+def empty(shape, *, dtype=None, device=None):
+    return _filled(shape, 0, dtype, device)
+
+
+def full(shape, fill_value, *, dtype=None, device=None):
+    if dtype is None:
+        dtype = np.bool_ if isinstance(fill_value, bool) else _SIGNED if isinstance(fill_value, int) else None
+    return _filled(shape, fill_value, dtype, device)
+
+
+def _like(fill):
+    def like(x, /, *fill_value, dtype=None, device=None):
+        value = fill_value[0] if fill_value else fill
+        dtype = x.dtype if dtype is None else dtype
+        return _filled(x.shape, value, dtype, device or getattr(x, "device", None))
+    return like
+
+
+zeros_like, ones_like, empty_like = _like(0), _like(1), _like(0)
+full_like = _like(None)
+
+
+def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
+    if dtype is None and all(isinstance(v, int) for v in (start, stop or 0, step)):
+        dtype = _SIGNED
+    return _result(_device_module(device).arange(start, stop, step, dtype=np.float64 if
+                                                  split_dtype(dtype)[0] else dtype), dtype)
+
+
+def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
+    return _result(_device_module(device).linspace(start, stop, num, endpoint=endpoint), dtype)
+
+
+def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
+    return _result(_device_module(device).eye(n_rows, n_cols, k=k, dtype=np.float32), dtype)

@@ -1,0 +1,229 @@
+"""numpy functions on SplitArrays: elementwise and shape functions run in float32 (numpy's results,
+bit for bit), contractions run in the scheme (within accuracy.gemm_bound, and einsum equal to its
+documented pairwise order), methods, views, out=, in-place functions and what is refused."""
+import math
+
+import numpy as np
+import pytest
+
+import accuracy
+import splitprec as sp
+
+rng = np.random.default_rng(5)
+X = rng.standard_normal((4, 6)).astype(np.float32)
+Y = rng.standard_normal((4, 6)).astype(np.float32)
+MASK = X > 0
+
+
+def same(got, expected):
+    """Equal values bit for bit; a float32 result must be a SplitArray (or numpy.float32 scalar)."""
+    if isinstance(expected, (list, tuple)):
+        return len(got) == len(expected) and all(same(g, e) for g, e in zip(got, expected))
+    if getattr(expected, "dtype", None) == np.float32 and np.ndim(expected):
+        if type(got) is not sp.SplitArray or got.dtype != "tf32x3":
+            return False
+        got = got.to_numpy()
+    got = np.asarray(got)
+    return got.dtype == np.asarray(expected).dtype and got.shape == np.shape(expected) and \
+        np.array_equal(got, expected, equal_nan=True)
+
+
+# (function, its arguments with "a"/"b" standing for the operands): numpy float32 results
+FLOAT32_FUNCTIONS = [
+    (np.std, ("a",), {"axis": 1}), (np.var, ("a",), {"ddof": 1}), (np.prod, ("a",), {"axis": 0}),
+    (np.cumsum, ("a",), {"axis": 1}), (np.cumprod, ("a",), {}), (np.median, ("a",), {"axis": 0}),
+    (np.sort, ("a",), {"axis": 0}), (np.where, (MASK, "a", "b"), {}), (np.where, (MASK, "a", 0.5), {}),
+    (np.clip, ("a", -0.5, 0.5), {}), (np.round, ("a", 2), {}), (np.around, ("a",), {}),
+    (np.vstack, (["a", "b"],), {}), (np.hstack, (["a", "b"],), {}), (np.concatenate, (["a", "b"],), {"axis": None}),
+    (np.split, ("a", 2), {}), (np.array_split, ("a", 3, 1), {}), (np.flip, ("a",), {"axis": 1}),
+    (np.pad, ("a", 1), {}), (np.pad, ("a", ((0, 1), (2, 0))), {"mode": "reflect"}), (np.diag, ("a",), {}),
+    (np.diag, ("a", 1), {}), (np.trace, ("a",), {}), (np.moveaxis, ("a", 0, 1), {}),
+    (np.atleast_1d, ("a",), {}), (np.atleast_2d, ("a",), {}), (np.atleast_3d, ("a",), {}),
+    (np.tril, ("a",), {}), (np.triu, ("a", 1), {}), (np.roll, ("a", 2), {}), (np.tile, ("a", 2), {}),
+    (np.repeat, ("a", 2, 0), {}), (np.diff, ("a",), {}), (np.abs, ("a",), {}), (np.ptp, ("a",), {}),
+    (np.percentile, ("a", 30), {}), (np.nanmean, ("a",), {}), (np.fliplr, ("a",), {}), (np.rot90, ("a",), {}),
+    (np.take, ("a", [0, 3]), {"axis": 1}), (np.unique, ("a",), {}), (np.maximum.reduce, ("a",), {}),
+    (np.add.reduce, ("a",), {"axis": 1}), (np.add.accumulate, ("a",), {}), (np.multiply.outer, ("a", "b"), {}),
+    (np.add.reduceat, ("a", [0, 2]), {"axis": 1}), (np.minimum.reduce, ("a",), {"axis": None}),
+    (np.add, ("a", "b"), {"where": MASK, "out": "zeros"}), (np.multiply, ("a", "b"), {"dtype": np.float32}),
+    (np.logaddexp, ("a", "b"), {}), (np.deg2rad, ("a",), {}), (np.ldexp, ("a", 3), {}),
+    (np.frexp, ("a",), {}), (np.modf, ("a",), {}), (np.nextafter, ("a", "b"), {}), (np.conjugate, ("a",), {}),
+    (np.linalg.solve, ("square", "a"), {}), (np.interp, ("a", np.float32([0, 1]), np.float32([2, 3])), {}),
+]
+OTHER_FUNCTIONS = [      # results that are not float32 arrays: numpy's, as they are
+    (np.argsort, ("a",), {}), (np.nonzero, ("a",), {}), (np.any, ("a",), {}), (np.all, ("a",), {"axis": 0}),
+    (np.count_nonzero, ("a",), {}), (np.searchsorted, (np.float32([-1, 0, 1]), "a"), {}),
+    (np.isclose, ("a", "b"), {}), (np.greater.outer, ("a", "b"), {}), (np.logical_and, ("a", "b"), {}),
+    (np.cumsum, ("a",), {"dtype": np.float64}), (np.shape, ("a",), {}), (np.argwhere, ("a",), {}),
+]
+
+
+def _call(function, args, kwargs):
+    square = np.eye(4, dtype=np.float32) * 2 + X[:, :4] / 8
+    lookup = {"a": (X, sp.asarray(X, dtype="tf32x3")), "b": (Y, sp.asarray(Y, dtype="tf32x3")),
+              "square": (square, sp.asarray(square, dtype="tf32x3"))}
+
+    def side(i):
+        pick = lambda v: lookup[v][i] if isinstance(v, str) and v in lookup else v   # noqa: E731
+        return [([pick(x) for x in v] if isinstance(v, list) else pick(v)) for v in args]
+    expected_kwargs = dict(kwargs)
+    got_kwargs = dict(kwargs)
+    if kwargs.get("out") == "zeros":
+        expected_kwargs["out"] = np.zeros_like(X)
+        got_kwargs["out"] = sp.zeros(X.shape, dtype="tf32x3")
+    with np.errstate(all="ignore"):
+        return function(*side(1), **got_kwargs), function(*side(0), **expected_kwargs)
+
+
+@pytest.mark.parametrize("function, args, kwargs", FLOAT32_FUNCTIONS + OTHER_FUNCTIONS,
+                         ids=lambda v: getattr(v, "__name__", None) if callable(v) else "")
+def test_functions_run_numpy_float32_on_the_values(function, args, kwargs):
+    got, expected = _call(function, args, kwargs)
+    assert same(got, expected), (got, expected)
+
+
+@pytest.mark.parametrize("method, args", [
+    ("std", ()), ("var", (0,)), ("prod", ()), ("cumsum", (1,)), ("any", ()), ("all", ()), ("flatten", ()),
+    ("ravel", ()), ("tolist", ()), ("item", (5,)), ("clip", (0, 1)), ("round", (1,)), ("conj", ()),
+    ("max", ()), ("argmin", ())])
+def test_methods_match_numpys(method, args):
+    a = sp.asarray(X, dtype="tf32x3")
+    got, expected = getattr(a, method)(*args), getattr(X, method)(*args)
+    assert same(got, expected) if not isinstance(expected, (list, float)) else got == expected
+    assert (a.nbytes, a.itemsize, a.strides) == (X.nbytes, X.itemsize, X.strides)
+    assert same(a.real, X.real) and same(a.imag, X.imag)
+
+
+def test_like_functions_keep_the_scheme_or_take_the_given_one():
+    a = sp.asarray(X, dtype="fp16x3")
+    for got, fill in ((np.zeros_like(a), 0), (np.ones_like(a), 1), (np.full_like(a, -2.5), -2.5)):
+        assert type(got) is sp.SplitArray and got.dtype == "fp16x3" and np.array_equal(got.to_numpy(), np.full_like(X, fill))
+    assert np.empty_like(a, shape=(2,)).shape == (2,) and np.zeros_like(a, dtype="bf16x9").dtype == "bf16x9"
+    assert np.zeros_like(a, dtype=np.float32).dtype == "fp16x3"
+    assert type(np.zeros_like(a, dtype=np.int32)) is np.ndarray and np.zeros_like(a, dtype=np.int32).dtype == np.int32
+    with pytest.raises(TypeError, match=r"^full_like: fill_value holds a value that float32 cannot hold"):
+        np.full_like(a, 0.1)
+
+
+def test_view_results_share_storage_and_copies_of_other_arrays_do_not():
+    a = sp.asarray(X.copy(), dtype="bf16x9")
+    flipped, b = np.flip(a, axis=0), sp.asarray(Y[:, :4], dtype="bf16x9")
+    a.T @ b                                               # caches the split of a
+    assert np.shares_memory(np.asarray(flipped), np.asarray(a))
+    flipped[0, 0] = 4.0                                   # a[-1, 0]: the cached split of a is stale
+    assert a[-1, 0] == 4.0
+    assert np.array_equal(np.asarray(a.T @ b), sp.matmul(a.to_numpy().T, b.to_numpy(), dtype="bf16x9"))
+    assert np.atleast_2d(a) is a
+    plain = X.copy()
+    joined = np.broadcast_arrays(a, plain[:1])
+    assert type(joined[1]) is sp.SplitArray and not np.shares_memory(np.asarray(joined[1]), plain)
+    assert np.broadcast_arrays(a, plain)[1] is plain            # numpy returns an input as it is
+
+
+def test_out_and_in_place_functions_refuse_rounding():
+    a = sp.asarray(X.copy(), dtype="tf32x3")
+    out = sp.zeros(X.shape, dtype="tf32x3")
+    assert np.clip(a, 0, 1, out=out) is out and np.array_equal(out.to_numpy(), np.clip(X, 0, 1))
+    np.copyto(a, 2)
+    np.put(a, [0, 1], [0.5, 0.25])
+    np.putmask(a, MASK, sp.asarray(Y, dtype="tf32x3"))
+    expected = np.full_like(X, 2)
+    expected.flat[:2] = [0.5, 0.25]
+    np.putmask(expected, MASK, Y)
+    assert np.array_equal(a.to_numpy(), expected)
+    with pytest.raises(TypeError, match=r"^put: the written values holds a value that float32 cannot hold exactly \(0.1\)"):
+        np.put(a, [0], [0.1])
+    with pytest.raises(TypeError, match=r"^copyto: an argument of dtype float64 is not accepted"):
+        np.copyto(a, X.astype(np.float64))
+    with pytest.raises(TypeError, match=r"^cumsum: the result has dtype float64; out is a SplitArray"):
+        np.cumsum(a, dtype=np.float64, out=out)
+    with pytest.raises(TypeError, match=r"^add: the result has scheme bf16x9 but out has scheme tf32x3"):
+        np.add(a, sp.asarray(Y, dtype="bf16x9"), out=out, where=MASK)
+    np.add.at(a, [0, 0], 1)
+    assert a[0, 0] == expected[0, 0] + 2
+
+
+def test_fft_of_a_splitarray_runs_in_its_scheme_and_contractions_without_one_are_refused():
+    a = sp.asarray(X, dtype="bf16x9")
+    assert np.array_equal(np.fft.fft(a, axis=0), sp.fft.fft(X, axis=0, dtype="bf16x9"))
+    assert np.array_equal(np.fft.rfft(a), sp.fft.rfft(X, dtype="bf16x9"))
+    assert np.array_equal(np.fft.fftshift(a).to_numpy(), np.fft.fftshift(X))
+    for refused in (lambda: np.kron(a, a), lambda: np.convolve(a[0], a[1]), lambda: np.cov(a),
+                    lambda: np.correlate(a[0], a[1])):
+        with pytest.raises(TypeError, match=r"a contraction with no split-precision implementation"):
+            refused()
+    with pytest.raises(TypeError, match=r"^where: an argument of dtype float64 is not accepted"):
+        np.where(MASK, a, X.astype(np.float64))
+    with pytest.raises(TypeError, match=r"^std: an argument of dtype float64"):
+        np.std(a, out=np.float64(1))
+
+
+# -- contractions ------------------------------------------------------------------------------------
+
+def exact(subscripts, *operands):
+    return np.einsum(subscripts, *[np.asarray(o, np.float64) for o in operands])
+
+
+def within_gemm_bound(got, a2, b2, name, shape):
+    """|got - a2 @ b2 (exact)| <= accuracy.gemm_bound(a2, b2, name), entries reshaped to ``shape``."""
+    bound = accuracy.gemm_bound(a2, b2, name).reshape(shape)
+    error = np.abs(np.asarray(got, np.float64) - (a2.astype(np.float64) @ b2.astype(np.float64)).reshape(shape))
+    return bool(np.all(error <= bound))
+
+
+@pytest.mark.parametrize("name", ["bf16x9", "tf32x3", "bf16", "fp16x3"])
+def test_contractions_within_gemm_bound(name):
+    a, b, v, w = (rng.standard_normal(s).astype(np.float32) for s in ((5, 7), (7, 3), (7,), (5,)))
+    A, B, V, W = (sp.asarray(x, dtype=name) for x in (a, b, v, w))
+    cases = [
+        (np.dot(A, B), a, b, (5, 3)), (np.dot(A, V), a, v[:, None], (5,)), (np.inner(A, B.T), a, b, (5, 3)),
+        (np.vdot(V, V), v[None], v[:, None], ()), (np.outer(W, V), w[:, None], v[None], (5, 7)),
+        (np.tensordot(A, B, axes=([1], [0])), a, b, (5, 3)),
+        (np.einsum("ij,jk->ki", A, B).T, a, b, (5, 3)), (np.vecdot(A, A), a[:1], a[:1].T, None),
+        (np.matvec(A, V), a, v[:, None], (5,)), (np.vecmat(W, A), w[None], a, (7,)),
+        (np.linalg.matmul(A, B), a, b, (5, 3)), (np.linalg.vecdot(A.T, A.T, axis=0), a[:1], a[:1].T, None),
+    ]
+    for got, a2, b2, shape in cases:
+        got = np.asarray(got)
+        if shape is None:            # vecdot: check the first entry
+            got, shape = got.reshape(-1)[:1], (1,)
+        assert a2.shape[0] * b2.shape[1] == math.prod(shape)
+        assert within_gemm_bound(got, a2, b2, name, shape)
+    assert type(np.einsum("ij,jk->ki", A, B)) is sp.SplitArray and np.einsum("ij,jk->ki", A, B).dtype == name
+
+
+def test_einsum_runs_the_documented_pairwise_order_and_exact_gathers():
+    a, b, c = (sp.asarray(rng.standard_normal(s).astype(np.float32), dtype="bf16x6") for s in ((4, 4), (4, 5), (5, 3)))
+    t = sp.asarray(rng.standard_normal((2, 4, 4)).astype(np.float32), dtype="bf16x6")
+    x = a.to_numpy()
+    diagonal = sp.asarray(np.diagonal(x).copy(), dtype="bf16x6")
+    pairs = [
+        (np.einsum("ij,jk,kl->il", a, b, c), (a @ b) @ c),
+        (np.einsum("ij,jk,kl->li", a, b, c), ((a @ b) @ c).T),
+        (np.einsum("ii,ij->j", a, b), diagonal @ b),                                  # a trace gather
+        (np.einsum("ii->i", a), diagonal), (np.einsum("ii", a), diagonal.sum()), (np.einsum("ji", a), a.T),
+        (np.einsum("...ij,...jk->...ik", t, a), t @ a), (np.einsum("bii->bi", t), sp.asarray(np.diagonal(t.to_numpy(), 0, 1, 2).copy(), dtype="bf16x6")),
+        (np.einsum("ij,kj->ik", a, b.T), a @ b), (np.einsum(a, [0, 1], b, [1, 2], [0, 2]), a @ b),
+        (np.einsum("ij->", a), a.sum()), (np.einsum("i,i", diagonal, diagonal), diagonal @ diagonal),
+        (np.einsum("ij,jk", a, b, optimize=True), a @ b), (np.einsum("bij,jk->bik", t, b), t @ b),
+        (np.linalg.multi_dot([diagonal, a, b]), (diagonal @ a) @ b),                  # least work first
+        (np.linalg.multi_dot([b.T, b, b.T]), b.T @ (b @ b.T)),
+        (np.linalg.matrix_power(a, 5), a @ ((a @ a) @ (a @ a))), (np.linalg.matrix_power(a, 1), a),
+        (np.linalg.matrix_power(a, 0), sp.asarray(np.eye(4, dtype=np.float32), dtype="bf16x6")),
+    ]
+    for got, expected in pairs:
+        assert np.array_equal(np.asarray(got), np.asarray(expected)), (got, expected)
+    reference = exact("ij,jk,kl->il", a, b, c)
+    assert np.allclose(np.asarray(pairs[0][0]), reference, rtol=1e-5, atol=1e-5)
+    out = sp.zeros((4, 3), dtype="bf16x6")
+    assert np.einsum("ij,jk,kl->il", a, b, c, out=out) is out and np.array_equal(out.to_numpy(), np.asarray(pairs[0][1]))
+
+
+def test_contractions_broadcast_and_return_scalars_like_numpy():
+    a = sp.asarray(rng.standard_normal((3, 1, 4)).astype(np.float32), dtype="tf32x3")
+    b = sp.asarray(rng.standard_normal((2, 4)).astype(np.float32), dtype="tf32x3")
+    got = np.vecdot(a, b)
+    assert got.shape == (3, 2)
+    assert np.array_equal(np.asarray(got), np.asarray(np.einsum("...i,...i->...", a, b)))
+    assert type(np.vdot(b, b)) is np.float32 and type(np.einsum("ij,ij", b, b)) is np.float32
+    assert np.einsum("i,i->i", sp.ones(1), sp.ones(3)).shape == (3,)

@@ -1,0 +1,190 @@
+"""SplitArray and Python's and numpy's protocols: no export leaves a stale split, copy and pickle
+give values, scalar conversions, containment, truth, ``== None``, and the scheme as ``a.dtype``."""
+import copy
+import ctypes
+import operator
+import pickle
+
+import numpy as np
+import pytest
+
+import splitprec as sp
+
+rng = np.random.default_rng(3)
+
+
+def randn(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def product_is_fresh(w, x):
+    """``w @ x`` equals sp.matmul of w's current values (not those of an old split)."""
+    return np.array_equal(np.asarray(w @ x), sp.matmul(w.to_numpy(), x.to_numpy(), dtype=w.dtype))
+
+
+def foreign_write(exported, index, value):
+    """Write ``value`` at ``index`` of ``exported`` through its raw pointer, as a C consumer of a
+    DLPack capsule may (the read-only flag does not bind it)."""
+    offset = sum(i * s for i, s in zip(index, exported.strides))
+    ctypes.memmove(exported.ctypes.data + offset, np.float32(value).tobytes(), 4)
+
+
+# -- no stale split ------------------------------------------------------------------------------
+
+def test_numpy_view_cannot_be_made_writable_regression():
+    w = sp.asarray(randn(4, 4), dtype="bf16x9")
+    view = np.asarray(w)
+    assert not view.flags.writeable
+    with pytest.raises(ValueError, match="cannot set WRITEABLE flag to True"):
+        view.flags.writeable = True
+    with pytest.raises(ValueError, match="cannot set WRITEABLE flag to True"):
+        view[::2].flags.writeable = True
+
+
+def test_from_dlpack_gives_a_read_only_array():
+    w = sp.asarray(randn(3, 5), dtype="tf32x3")[:, ::2]
+    exported = np.from_dlpack(w)
+    assert not exported.flags.writeable and np.array_equal(exported, w.to_numpy())
+    with pytest.raises(ValueError, match="cannot set WRITEABLE flag to True"):
+        exported.flags.writeable = True
+    copied = np.from_dlpack(w, copy=True)
+    assert copied.flags.writeable and not np.shares_memory(copied, exported)
+
+
+@pytest.mark.parametrize("name", ["bf16x9", "fp16x3"])
+def test_write_through_a_dlpack_export_is_detected(name):
+    w, x = sp.asarray(randn(6, 6), dtype=name), sp.asarray(randn(6, 2), dtype=name)
+    view = w[1:, ::-1]
+    w @ x, view.T @ w[1:]
+    exported = np.from_dlpack(w)
+    assert product_is_fresh(w, x)
+    foreign_write(exported, (2, 3), 7.0)
+    assert w[2, 3] == 7.0
+    assert product_is_fresh(w, x) and product_is_fresh(view.T, w[1:])
+    copied = w.copy()
+    foreign_write(exported, (0, 0), -1.0)
+    assert product_is_fresh(copied, x) and product_is_fresh(w, x) and copied[0, 0] != -1.0
+
+
+def test_unflagged_dlpack_export_of_the_first_protocol_version_is_writable_and_watched():
+    w = sp.asarray(randn(2, 2), dtype="bf16x9")
+    capsule = w.__dlpack__()                           # no max_version: no read-only flag to set
+    assert type(capsule).__name__ == "PyCapsule"
+    exported = np.from_dlpack(w)
+    w @ w
+    foreign_write(exported, (1, 1), 0.5)
+    assert product_is_fresh(w, w)
+
+
+def test_write_by_a_consumer_that_ignores_the_read_only_flag_is_detected():
+    torch = pytest.importorskip("torch")
+    w, x = sp.asarray(randn(5, 5), dtype="bf16x6"), sp.asarray(randn(5, 3), dtype="bf16x6")
+    w @ x
+    tensor = torch.from_dlpack(w)                      # torch drops DLPack's read-only flag
+    tensor[1, 1] = 2.0
+    assert w[1, 1] == 2.0 and product_is_fresh(w, x)
+    tensor.zero_()
+    assert np.array_equal(np.asarray(w @ x), np.zeros((5, 3), np.float32))
+
+
+def test_terms_follow_writes_through_exports():
+    w = sp.asarray(np.float32([[1.5, 2.0]]), dtype="bf16x9")
+    exported = np.from_dlpack(w)
+    before = w.terms
+    foreign_write(exported, (0, 0), 3.0)
+    assert w.terms is not before and np.float32(sum(t.astype(np.float64) for t in w.terms)[0, 0]) == 3.0
+
+
+# -- copy, pickle ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("copier", [copy.copy, copy.deepcopy, lambda a: a.copy()])
+def test_copies_own_their_storage_regression(copier):
+    a = sp.asarray(randn(3, 3), dtype="tf32x3")
+    b = copier(a)
+    assert type(b) is sp.SplitArray and b.dtype == a.dtype and np.array_equal(b.to_numpy(), a.to_numpy())
+    b[0, 0] = 9.0
+    assert a[0, 0] != 9.0
+    assert not np.shares_memory(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize("take", [lambda a: a, lambda a: a[0], lambda a: a.T, lambda a: a.reshape(2, 6),
+                                  lambda a: a[::-1, 1:], lambda a: a.mT, lambda a: np.expand_dims(a, 0)],
+                         ids=["array", "row", "T", "reshape", "slice", "mT", "expand_dims"])
+def test_pickle_round_trips_arrays_and_views_regression(take):
+    a = sp.asarray(randn(3, 4), dtype="fp16x3")
+    view = take(a)
+    back = pickle.loads(pickle.dumps(view))
+    assert type(back) is sp.SplitArray and back.dtype == view.dtype and back.device == "cpu"
+    assert np.array_equal(back.to_numpy(), view.to_numpy())
+    back[...] = 0
+    assert a.to_numpy().any()
+
+
+# -- scalars, containment, truth, comparisons --------------------------------------------------------
+
+def test_scalar_conversions_follow_numpy():
+    a = sp.asarray([[2.75, -1.0]], dtype="bf16x9")
+    x = a.to_numpy()
+    for convert in (float, int, complex):
+        assert convert(a[0, :1][0:1].reshape(())) == convert(x[0, 0])
+        with pytest.raises(TypeError, match=r"^only 0-dimensional arrays can be converted"):
+            convert(a)
+    assert a.item(1) == -1.0 and type(a.item(0)) is float and a.tolist() == x.tolist()
+    with pytest.raises(TypeError, match=r"^only integer scalar arrays can be converted to a scalar index"):
+        operator.index(a[0, :1].reshape(()))
+    with pytest.raises(TypeError, match=r"^only integer scalar arrays"):
+        range(10)[a[0, :1].reshape(())]
+
+
+def test_contains_any_all_and_truth_follow_numpy():
+    a = sp.asarray([[1.0, 5.0], [0.0, -2.0]], dtype="tf32x3")
+    assert 5 in a and -2.0 in a and 3 not in a and np.nan not in a
+    assert a.any() and not a.all() and a[0].all() and type(a.any()) is np.bool_
+    assert np.array_equal(a.any(axis=1), [True, True]) and np.array_equal(a.all(axis=0), [False, True])
+    with pytest.raises(ValueError, match=r"Use a.any\(\) or a.all\(\)"):
+        bool(a)
+
+
+def test_comparison_with_none_or_a_string_is_elementwise_unequal():
+    a = sp.asarray([[1.0, 2.0]], dtype="bf16")
+    for other in (None, "1.0"):
+        assert np.array_equal(a == other, np.zeros((1, 2), bool))
+        assert np.array_equal(a != other, np.ones((1, 2), bool))
+    assert None not in a
+
+
+def test_matmul_of_two_vectors_is_a_float32_scalar():
+    u, v = sp.asarray([1.0, 2.0], dtype="bf16x9"), sp.asarray([3.0, 4.0], dtype="bf16x9")
+    for got in (sp.matmul(u, v), u @ v, np.matmul(u, v), np.dot(u, v), np.vdot(u, v), np.inner(u, v)):
+        assert type(got) is np.float32 and got == 11.0
+
+
+# -- a.dtype ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sp.dtypes("float32"))
+def test_dtype_is_the_scheme_with_numpys_storage_dtype(name):
+    a = sp.zeros((2, 3), dtype=name)
+    d = a.dtype
+    assert str(d) == name and d == name and d == name.upper() and d != "float32"
+    assert all(d == alias for alias in d.aliases)
+    assert d.itemsize == a.itemsize == 4 and a.nbytes == 24 and a.strides == (12, 4)
+    assert np.dtype(d) == np.float32 and d == np.dtype(np.float32) and d == np.float32
+    assert np.zeros(2, dtype=d).dtype == np.float32
+    assert hash(d) == hash(name) and {d: 1}[sp.dtype(name)] == 1
+    assert all((d == sp.dtype(other)) == (other == name) for other in sp.dtypes("float32"))
+
+
+def test_real_imag_conj_round_clip_fill_flatten():
+    x = randn(3, 4)
+    a = sp.asarray(x, dtype="bf16x6")
+    assert a.real.dtype == a.dtype and np.shares_memory(np.asarray(a.real), np.asarray(a))
+    assert np.array_equal(a.imag.to_numpy(), np.zeros_like(x)) and a.imag.dtype == a.dtype
+    assert np.array_equal(a.conj().to_numpy(), x) and not np.shares_memory(np.asarray(a.conj()), np.asarray(a))
+    assert np.array_equal(a.round(1).to_numpy(), x.round(1)) and np.array_equal(a.clip(-0.5, 0.5).to_numpy(), x.clip(-0.5, 0.5))
+    flat = a.flatten()
+    flat[0] = 3.0
+    assert a[0, 0] == x[0, 0] and flat.shape == (12,)
+    a.fill(2.0)
+    assert np.array_equal(a.to_numpy(), np.full_like(x, 2.0))
+    with pytest.raises(TypeError, match=r"^__setitem__: value holds a value that float32 cannot hold"):
+        a.fill(0.1)
