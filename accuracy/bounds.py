@@ -113,7 +113,7 @@ def _accumulation(d, k, engine, k_block, small_k_block):
     return chain(1, k_block), chain(n - 1, small_k_block), 4 * (2 * n * k + n * (blocks + 1)) * 2 * ETA32
 
 
-def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
+def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None, chunks=None):
     """Per-entry bound on ``|splitprec.matmul(a, b, dtype=dtype) - a @ b|`` (exact product).
 
     Parameters
@@ -136,6 +136,10 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
         The same for the chain shared by the small products (i + j > 0); None: all of k (the
         cuBLAS engine runs them as one GEMM and the Hopper kernel as one accumulator; the mma.sync
         kernel promotes them every k-block).
+    chunks : int, tuple of int or dask chunks tuple, keyword-only
+        The bound of the product computed in these k-chunks and summed (``splitprec.matmul`` of
+        dask arrays, whose chunks of ``a`` may be passed as they are):
+        :func:`accuracy.chunked.chunked_gemm_bound` (docs/bounds.md, section 13).
 
     Returns
     -------
@@ -159,6 +163,9 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
     True
     """
     op = "gemm_bound"
+    if chunks is not None:
+        from .chunked import chunked_gemm_bound
+        return chunked_gemm_bound(a, b, dtype, chunks, engine=engine, k_block=k_block, small_k_block=small_k_block)
     if splitprec.dtype(dtype).target == "float64":     # ozaki2_int8x<N>: float64 operands, both engines
         return ozaki2_gemm_bound(a, b, splitprec.dtype(dtype))
     d = _scheme(dtype, op)

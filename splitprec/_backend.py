@@ -21,3 +21,8 @@ def namespace(*arrays):
 def device_name(x):
     """``'gpu'`` for cupy storage, ``'cpu'`` otherwise."""
     return "gpu" if is_cupy(x) else "cpu"
+
+
+def is_dask(x):
+    """True when ``x`` is a dask array (checked without importing dask)."""
+    return type(x).__module__.split(".")[0] == "dask"

@@ -82,7 +82,7 @@ import numbers
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-from ._backend import device_name, is_cupy, namespace
+from ._backend import device_name, is_cupy, is_dask, namespace
 from .dtypes import SplitDType, cheapest, dtype as get_dtype, dtypes
 from .formats import narrow, widen
 from .split import Parts, split
@@ -543,7 +543,7 @@ def asarray(x, dtype=None, *, device=None):
     -------
     SplitArray
         ``x`` itself when it is a SplitArray of that scheme and device; otherwise a new array
-        that owns a copy of the data.
+        that owns a copy of the data. A dask array ``x`` gives a dask array of SplitArray chunks.
 
     Raises
     ------
@@ -555,6 +555,9 @@ def asarray(x, dtype=None, *, device=None):
     Accuracy: exact (no value is rounded), checked by
     ``tests/test_array.py::test_asarray_rejects_values_float32_cannot_hold``.
     """
+    if is_dask(x):
+        from .engines import dask
+        return dask.asarray(x, dtype, device=device)
     d = x._dtype if isinstance(x, SplitArray) and dtype is None else _scheme(dtype, "asarray")
     if isinstance(x, SplitArray) and d == x._dtype and device in (None, x.device):
         return x

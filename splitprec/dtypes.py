@@ -13,6 +13,8 @@ The fp64-class schemes ``ozaki2_int8x<N>`` (float64 target, CRT over N int8 modu
 import functools
 from dataclasses import dataclass
 
+import numpy as np
+
 from .formats import FORMATS, get_format
 from .ozaki import SCHEMES as _OZAKI2_SCHEMES, Ozaki2DType
 
@@ -36,6 +38,17 @@ class SplitDType:
     @property
     def format(self):
         return get_format(self.base)
+
+    @property
+    def dtype(self):
+        """The numpy dtype of the values (the target), so that ``numpy.dtype(scheme)`` is it: dask
+        arrays of SplitArray chunks, whose ``dtype`` is the scheme, can then add, reduce, rechunk."""
+        return np.dtype(self.target)
+
+    @property
+    def itemsize(self):
+        """Bytes of one value (as ``numpy.dtype.itemsize``; dask sizes chunks by it)."""
+        return self.dtype.itemsize
 
     @property
     def split_error(self):

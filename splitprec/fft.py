@@ -30,6 +30,11 @@ Bluestein for other prime factors). ``rfft`` and ``irfft`` of even ``n`` run one
 of length ``n / 2`` on the packed pairs ``x[2j] + i x[2j+1]`` and a complex64 pre- or
 post-processing step (``accuracy.rfft_bound``); odd ``n`` runs the complex transform of length ``n``.
 
+Dask arrays: each function takes a dask array ``a`` whose transformed axes are one chunk each and
+returns a dask array, every block transformed alike; ``fftconvolve`` takes a dask ``in1`` and a
+numpy/cupy kernel ``in2``, chunked convolved axes by overlap where the kernel is no longer than
+every chunk (:mod:`splitprec.engines.dask`, docs/dask.md).
+
 Non-finite values: a 1-D line (along a transformed axis) that holds NaN or ±inf gives NaN in every
 output of that line (both components); numpy's pocketfft gives a mix of ±inf and NaN there that
 depends on its factorization, so only the pattern ``isfinite(out)`` matches numpy's, not the values.
@@ -51,7 +56,7 @@ import operator
 import numpy as np
 
 from . import _fft_engine
-from ._backend import is_cupy, namespace
+from ._backend import is_cupy, is_dask, namespace
 from .dtypes import cheapest, dtype as get_dtype
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "fftconvolve"]
@@ -213,6 +218,19 @@ def _raw_fftn(a, s, axes, *, norm, out, dtype, inverse, op):
     return _write(a, out, op)
 
 
+def _dask_aware(function):
+    """``function`` that also takes dask arrays: then every block runs ``function``
+    (:func:`splitprec.engines.dask.fft`: transformed axes one chunk each)."""
+    @functools.wraps(function)
+    def public(*args, **kwargs):
+        if any(is_dask(x) for x in (*args, *kwargs.values())):
+            from .engines import dask
+            return dask.fft(public, function, args, kwargs)
+        return function(*args, **kwargs)
+    return public
+
+
+@_dask_aware
 def fft(a, n=None, axis=-1, norm=None, out=None, *, dtype=None):
     """1-D discrete Fourier transform (``numpy.fft.fft``) in a split-precision scheme.
 
@@ -246,36 +264,43 @@ def fft(a, n=None, axis=-1, norm=None, out=None, *, dtype=None):
     return _raw_fft(a, n, axis, norm=norm, out=out, dtype=dtype, inverse=False, kind="c2c", op="fft")
 
 
+@_dask_aware
 def ifft(a, n=None, axis=-1, norm=None, out=None, *, dtype=None):
     """1-D inverse transform (``numpy.fft.ifft``); parameters and accuracy as :func:`fft`."""
     return _raw_fft(a, n, axis, norm=norm, out=out, dtype=dtype, inverse=True, kind="c2c", op="ifft")
 
 
+@_dask_aware
 def rfft(a, n=None, axis=-1, norm=None, out=None, *, dtype=None):
     """1-D transform of real float32 input (``numpy.fft.rfft``): ``n // 2 + 1`` complex64 outputs."""
     return _raw_fft(a, n, axis, norm=norm, out=out, dtype=dtype, inverse=False, kind="r2c", op="rfft")
 
 
+@_dask_aware
 def irfft(a, n=None, axis=-1, norm=None, out=None, *, dtype=None):
     """Inverse of :func:`rfft` (``numpy.fft.irfft``): float32 output of length ``n``."""
     return _raw_fft(a, n, axis, norm=norm, out=out, dtype=dtype, inverse=True, kind="c2r", op="irfft")
 
 
+@_dask_aware
 def fftn(a, s=None, axes=None, norm=None, out=None, *, dtype=None):
     """N-D transform (``numpy.fft.fftn``): 1-D transforms over ``axes``, last axis first."""
     return _raw_fftn(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=False, op="fftn")
 
 
+@_dask_aware
 def ifftn(a, s=None, axes=None, norm=None, out=None, *, dtype=None):
     """N-D inverse transform (``numpy.fft.ifftn``)."""
     return _raw_fftn(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=True, op="ifftn")
 
 
+@_dask_aware
 def fft2(a, s=None, axes=(-2, -1), norm=None, out=None, *, dtype=None):
     """2-D transform (``numpy.fft.fft2``): :func:`fftn` over the last two axes."""
     return _raw_fftn(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=False, op="fft2")
 
 
+@_dask_aware
 def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None, *, dtype=None):
     """2-D inverse transform (``numpy.fft.ifft2``)."""
     return _raw_fftn(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=True, op="ifft2")
@@ -436,6 +461,7 @@ def _inverse_spectrum(y, lengths, axes, *, real, d):
     return y
 
 
+@_dask_aware
 def fftconvolve(in1, in2, mode="full", axes=None, *, dtype=None):
     """Convolution by FFTs (``scipy.signal.fftconvolve``) with the split-precision transforms.
 

@@ -13,7 +13,7 @@ so results beyond the float32 range become ±inf as in the float64 product.
 """
 import numpy as np
 
-from ._backend import is_cupy, namespace
+from ._backend import is_cupy, is_dask, namespace
 from . import _gpu, _ozaki_engine, _ozaki_gpu
 from ._engine import narrow_matmul
 from .dtypes import cheapest, dtype as get_dtype
@@ -163,10 +163,11 @@ def matmul(a, b, /, out=None, *, dtype=None, precision=None):
 
     Parameters
     ----------
-    a, b : numpy.ndarray, cupy.ndarray or SplitArray, ndim >= 1
+    a, b : numpy.ndarray, cupy.ndarray, SplitArray or dask.array.Array, ndim >= 1
         float32 (or float16) for float32-target schemes, float64 for ``ozaki2_int8x<N>``.
         Operands; leading dimensions broadcast as in ``numpy.matmul``. A SplitArray operand's
-        cached parts are reused, and ``dtype=None`` then means its (promoted) scheme.
+        cached parts are reused, and ``dtype=None`` then means its (promoted) scheme. A dask
+        operand (2-D) gives a dask array, computed block by block (docs/dask.md).
     out : array, optional
         Array of the result's dtype and shape to write into.
     dtype : str or SplitDType, optional
@@ -201,6 +202,9 @@ def matmul(a, b, /, out=None, *, dtype=None, precision=None):
     array([[1., 2.],
            [3., 4.]], dtype=float32)
     """
+    if is_dask(a) or is_dask(b):
+        from .engines import dask
+        return dask.matmul(a, b, out=out, dtype=dtype, precision=precision)
     for x in (a, b):
         split_array_matmul = getattr(type(x), "__splitprec_matmul__", None)
         if split_array_matmul is not None:
