@@ -128,14 +128,27 @@ def _block_product(a, b, *, dtype):
     return _values(splitprec.matmul(a, b, dtype=dtype))[:, None, :]
 
 
+def _widened(x):
+    """float32 ``x`` as float64, exactly (cupy by bits: its kernels flush float32 subnormals)."""
+    return widen(x) if is_cupy(x) else x.astype(np.float64)
+
+
+def _narrowed(x):
+    """float64 ``x`` rounded once to float32, to nearest even (subnormals and overflow included)."""
+    if is_cupy(x):
+        return narrow(x)
+    with np.errstate(over="ignore"):
+        return x.astype(np.float32)
+
+
 def _sum_partials(partials, *, d, split_array):
     """The partial products of one output block, added in float64 in k-chunk order and rounded
-    once to the target (float32 parts widen exactly: no device flushes their subnormals)."""
+    once to the target."""
     total = None
     for partial in partials:
-        x = widen(partial[:, 0, :]) if d.target == "float32" else partial[:, 0, :]
+        x = _widened(partial[:, 0, :]) if d.target == "float32" else partial[:, 0, :]
         total = x if total is None else total + x
-    value = narrow(total) if d.target == "float32" else total
+    value = _narrowed(total) if d.target == "float32" else total
     return splitprec.asarray(value, dtype=d) if split_array else value
 
 
