@@ -174,6 +174,14 @@ def test_split_array_chunks_add_reduce_and_rechunk():
     assert type(total) is sp.SplitArray and np.array_equal(np.asarray(total), a + a)
 
 
+def test_dask_array_times_split_array_gives_split_array_chunks():
+    """SplitArray is a registered dask chunk type: dask, not SplitArray, handles the mixed operation."""
+    a = randn(4, 6)
+    product = np.multiply(da.from_array(a, chunks=2), sp.asarray(a, dtype="bf16x9"))
+    assert isinstance(product, da.Array)
+    assert np.array_equal(np.asarray(product.compute()), a * a)
+
+
 # -- FFT -------------------------------------------------------------------------------------------
 
 _FFTS = [(sp.fft.fft, {}), (sp.fft.ifft, {"n": 12, "norm": "ortho"}), (sp.fft.rfft, {"n": 15}),
@@ -253,6 +261,8 @@ def test_matmul_rejects_unknown_chunk_types():
      r"^matmul: out is not supported for dask operands; expected out=None$"),
     (lambda A, B: sp.matmul(A, [[1.0]]), TypeError, r"^matmul: b must be a dask, numpy or cupy array, got list$"),
     (lambda A, B: sp.matmul(A, B, dtype="tf32x4"), ValueError, r"^unknown split dtype 'tf32x4'"),
+    (lambda A, B: sp.matmul(sp.asarray(A), B, dtype="ozaki2_int8x14"), TypeError,
+     r"^matmul: a has dtype float32; scheme 'ozaki2_int8x14' accepts float64"),
 ])
 def test_matmul_on_dask_rejects_bad_input(make, error, message):
     a, b, A, B = _operands()

@@ -108,8 +108,7 @@ def _product_scheme(a, b, dtype, precision, op):
         dtype = promote(*schemes)
     d = _linalg._scheme(dtype, precision, op, on_gpu=device == "gpu")
     for name, meta in zip("ab", metas):
-        if not isinstance(meta, SplitArray):
-            _linalg._operand(meta, name, op, d)
+        _linalg._operand(_values(meta), name, op, d)
     return d, device, bool(schemes)
 
 
