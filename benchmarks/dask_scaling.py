@@ -62,26 +62,36 @@ def checked(a, b, scheme, engine):
     return {"rel_error_sampled": row.normwise, "max_error_over_bound": row.ratio}
 
 
+def _same(block, run):
+    return block
+
+
+def renamed(x, run):
+    """``x`` under new task names (an identity per block): run ``run`` of a product must not find
+    the previous run's result, of the same names, still in the workers' memory."""
+    return x.map_blocks(_same, run=run, meta=x._meta)
+
+
 def wall_seconds(client, make, reps):
-    """Median wall seconds of persisting ``make()`` on the cluster and waiting for it (after one
-    warm-up); each result is forgotten by the scheduler before the next run (same keys)."""
-    times = []
-    for _ in range(reps + 1):
-        product = make()
-        start = time.perf_counter()
-        result = client.persist(product)
-        distributed.wait(result)
-        times.append(time.perf_counter() - start)
-        client.cancel(result)
+    """Median wall seconds of persisting ``make(run)`` on the cluster and waiting for it (after one
+    warm-up run), the times, and the median over runs of the seconds its tasks computed (summed
+    over workers: equal for any number of workers unless the machine is shared)."""
+    times, task_seconds = [], []
+    for run in range(reps + 1):
+        product = make(run)
+        with distributed.get_task_stream(client) as stream:
+            start = time.perf_counter()
+            result = client.persist(product)
+            distributed.wait(result)
+            times.append(time.perf_counter() - start)
+        task_seconds.append(sum(s["stop"] - s["start"] for task in stream.data for s in task["startstops"]
+                                if s["action"] == "compute"))
         del result
-        keys = list(dask.core.flatten(product.__dask_keys__()))
-        while client.run_on_scheduler(lambda dask_scheduler: any(k in dask_scheduler.tasks for k in keys)):
-            time.sleep(0.05)
-    return statistics.median(times[1:]), times[1:]
+    return statistics.median(times[1:]), {"times": times[1:], "task_seconds": statistics.median(task_seconds[1:])}
 
 
-def row(name, n, seconds, times, **fields):
-    return {"name": name, "n": n, "seconds": seconds, "times": times, "gflops": 2 * n ** 3 / seconds / 1e9, **fields}
+def row(name, n, seconds, timing, **fields):
+    return {"name": name, "n": n, "seconds": seconds, **timing, "gflops": 2 * n ** 3 / seconds / 1e9, **fields}
 
 
 def cpu_rows(n, block, scheme, reps):
@@ -92,10 +102,11 @@ def cpu_rows(n, block, scheme, reps):
                 distributed.Client(cluster) as client:
             a, b = client.persist([random_matrix(n, block, 1), random_matrix(n, block, 2)])
             accuracy_fields = checked(a, b, scheme, "cpu")
-            seconds, times = wall_seconds(client, lambda: sp.matmul(a, b, dtype=scheme), reps)
-            rows.append(row(f"dask_{scheme}_cpu", n, seconds, times, block=block, scheme=scheme,
+            seconds, timing = wall_seconds(client, lambda run: sp.matmul(renamed(a, run), b, dtype=scheme), reps)
+            rows.append(row(f"dask_{scheme}_cpu", n, seconds, timing, block=block, scheme=scheme,
                             workers=workers, threads_per_worker=1, **accuracy_fields))
-            print(f"{workers} worker(s): {seconds:.3f} s, {rows[-1]['gflops']:.1f} GFLOP/s", flush=True)
+            print(f"{workers} worker(s): {seconds:.3f} s ({rows[-1]['task_seconds']:.3f} s in tasks), "
+                  f"{rows[-1]['gflops']:.2f} GFLOP/s", flush=True)
     rows[1]["speedup_over_one_worker"] = rows[0]["seconds"] / rows[1]["seconds"]
     return rows
 
@@ -132,7 +143,7 @@ def one_gpu_seconds(n, block, scheme, reps):
         stop.record()
         stop.synchronize()
         times.append(cupy.cuda.get_elapsed_time(start, stop) / 1e3)
-    return statistics.median(times), times
+    return statistics.median(times), {"times": times}
 
 
 def gpu_rows(reps):
@@ -142,12 +153,12 @@ def gpu_rows(reps):
     with cluster, distributed.Client(cluster) as client:
         a, b = client.persist([random_matrix(n, block, 1, on_gpu=True), random_matrix(n, block, 2, on_gpu=True)])
         fields = checked(a, b, scheme, "gpu")
-        seconds, times = wall_seconds(client, lambda: sp.matmul(a, b, dtype=scheme), reps)
-        rows.append(row(f"dask_{scheme}_gpu", n, seconds, times, block=block, scheme=scheme, cluster=kind, **fields))
-        seconds, times = wall_seconds(client, lambda: a @ b, reps)
-        rows.append(row("dask_cupy_sgemm_gpu", n, seconds, times, block=block, cluster=kind))
-    seconds, times = one_gpu_seconds(n, block, scheme, reps)
-    rows.append(row(f"one_gpu_{scheme}", n, seconds, times, scheme=scheme))
+        seconds, timing = wall_seconds(client, lambda run: sp.matmul(renamed(a, run), b, dtype=scheme), reps)
+        rows.append(row(f"dask_{scheme}_gpu", n, seconds, timing, block=block, scheme=scheme, cluster=kind, **fields))
+        seconds, timing = wall_seconds(client, lambda run: renamed(a, run) @ b, reps)
+        rows.append(row("dask_cupy_sgemm_gpu", n, seconds, timing, block=block, cluster=kind))
+    seconds, timing = one_gpu_seconds(n, block, scheme, reps)
+    rows.append(row(f"one_gpu_{scheme}", n, seconds, timing, scheme=scheme))
     for r in rows[:2]:
         r["time_over_one_gpu"] = r["seconds"] / seconds
     return rows
@@ -172,7 +183,7 @@ def header():
         pass
     return {"device": cpu_name(), "versions": versions, "git_sha": sha,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "load_average_at_start": os.getloadavg(),
+            "load_average_at_start": os.getloadavg(),   # 1, 5, 15 minutes: other processes' share
             "command": " ".join(["python3", "benchmarks/dask_scaling.py", *sys.argv[1:]])}
 
 

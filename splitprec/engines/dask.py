@@ -34,7 +34,7 @@ from dask.array.utils import meta_from_array
 
 import splitprec
 from .. import fft as _fft, linalg as _linalg
-from .._backend import is_cupy, is_dask, namespace
+from .._backend import is_cupy, is_dask
 from ..array import SplitArray, promote
 from ..formats import narrow, widen
 
