@@ -375,7 +375,7 @@ def test_cupy_chunks_within_chunked_gpu_bound_and_split_array_chunks_agree(name)
 
 def _exit_soon():
     """End this worker process a moment after returning (its nanny starts a new one)."""
-    threading.Timer(0.05, os._exit, (1,)).start()
+    threading.Timer(0.01, os._exit, (1,)).start()
 
 
 def _slowly(block):
