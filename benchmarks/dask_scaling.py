@@ -2,8 +2,8 @@
 
 CPU rows: an ``n x n x n`` product (default 2048, ``tf32x3``) in ``block``-sized chunks (default 1024)
 on the reference engine, on a ``distributed.LocalCluster`` of 1 and of 2 worker processes with one
-thread each. GPU row (one worker with cupy chunks, dask-cuda's LocalCUDACluster when it imports):
-a 32768^2 ``fp16x3`` product in 8192^2 blocks against the one-GPU ``sp.matmul`` of the same
+thread each (glibc's malloc thresholds raised in the workers: ``WORKER_ENVIRON``). GPU row (one
+worker with cupy chunks, dask-cuda's LocalCUDACluster when it imports): a 32768^2 ``fp16x3`` product in 8192^2 blocks against the one-GPU ``sp.matmul`` of the same
 product and against Dask with cupy SGEMM chunks (``dask.array.matmul``), in the same run; without
 a CUDA device it is skipped and the JSON says why. Each row checks accuracy first
 (``accuracy.check`` of the dask operands: sampled entries within the chunked bound, asserted), then
@@ -33,6 +33,10 @@ import accuracy
 import splitprec as sp
 
 GPU_CASE = {"n": 32768, "block": 8192, "scheme": "fp16x3"}
+# Worker processes start with distributed's MALLOC_TRIM_THRESHOLD_=65536, which makes glibc map and
+# unmap every large temporary: the reference engine's split then page-faults for half its time
+# (one 1024^3 tf32x3 block: 3.6 s against 1.3 s). Both thresholds at 1 GiB keep its memory.
+WORKER_ENVIRON = {"MALLOC_TRIM_THRESHOLD_": str(2 ** 30), "MALLOC_MMAP_THRESHOLD_": str(2 ** 30)}
 
 
 def _normal_block(*, size, seed, on_gpu, block_id):
@@ -96,8 +100,9 @@ def row(name, n, seconds, timing, **fields):
 
 def cpu_rows(n, block, scheme, reps):
     rows = []
+    environ = {f"distributed.nanny.pre-spawn-environ.{name}": value for name, value in WORKER_ENVIRON.items()}
     for workers in (1, 2):
-        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+        with dask.config.set(environ), distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                       dashboard_address=":0", silence_logs=logging.ERROR) as cluster, \
                 distributed.Client(cluster) as client:
             a, b = client.persist([random_matrix(n, block, 1), random_matrix(n, block, 2)])
@@ -183,6 +188,7 @@ def header():
         pass
     return {"device": cpu_name(), "versions": versions, "git_sha": sha,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "cpu_worker_environ": WORKER_ENVIRON,
             "load_average_at_start": os.getloadavg(),   # 1, 5, 15 minutes: other processes' share
             "command": " ".join(["python3", "benchmarks/dask_scaling.py", *sys.argv[1:]])}
 
