@@ -126,7 +126,7 @@ def _accumulation(d, k, engine, k_block, small_k_block, lam=None):
 
 
 def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None, kind="rigorous",
-               confidence=0.999):
+               confidence=0.999, chunks=None):
     """Per-entry bound on ``|splitprec.matmul(a, b, dtype=dtype) - a @ b|`` (exact product).
 
     Parameters
@@ -158,6 +158,10 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None, k
         (docs/bounds.md, section 13). For ``ozaki2_int8x<N>`` both kinds are the same bound.
     confidence : float in (0, 1), keyword-only
         Probability per entry of the probabilistic bound (ignored when ``kind="rigorous"``).
+    chunks : int, tuple of int or dask chunks tuple, keyword-only
+        The bound of the product computed in these k-chunks and summed (``splitprec.matmul`` of
+        dask arrays, whose chunks of ``a`` may be passed as they are):
+        :func:`accuracy.chunked.chunked_gemm_bound` (docs/bounds.md, section 14).
 
     Returns
     -------
@@ -187,6 +191,11 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None, k
     """
     op = "gemm_bound"
     random_errors = probabilistic.check_kind(kind, confidence, op)
+    if chunks is not None:
+        if random_errors:
+            raise ValueError(f"{op}: chunks= takes the rigorous bound only; expected kind='rigorous'")
+        from .chunked import chunked_gemm_bound
+        return chunked_gemm_bound(a, b, dtype, chunks, engine=engine, k_block=k_block, small_k_block=small_k_block)
     if splitprec.dtype(dtype).target == "float64":     # ozaki2_int8x<N>: float64 operands, both engines
         return ozaki2_gemm_bound(a, b, splitprec.dtype(dtype))
     d = _scheme(dtype, op)

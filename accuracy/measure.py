@@ -142,30 +142,35 @@ def _outside(error, bound):
     return float((error > bound)[counted].mean()) if counted.any() else 0.0
 
 
-def measure_gemm(a, b, scheme, engine="cpu", *, reference=None, native=None, probabilistic=True):
+def measure_gemm(a, b, scheme, engine="cpu", *, reference=None, native=None, probabilistic=True, product=None,
+                 chunks=None):
     """Run ``splitprec.matmul(a, b, dtype=scheme)`` on ``engine`` and compare with the exact product.
 
     float32 operands for the float32-target schemes, float64 for ``ozaki2_int8x<N>``.
     ``reference`` (``exact_matmul(a, b)``) and ``native`` (the normwise error of numpy's matmul of
     the same operands: SGEMM, or DGEMM for float64) may be passed in when schemes share one input.
     ``probabilistic=False`` skips the probabilistic bound (``ratio_probabilistic`` stays NaN).
+    ``product`` (a function giving ``a @ b`` on the host, e.g. entries of a dask product) and its
+    k-chunks ``chunks`` replace the call (:func:`_check_sampled`).
     """
     check_engine(engine, "measure_gemm")
     exact = exact_matmul(a, b) if reference is None else reference
     if native is None:
         with np.errstate(all="ignore"):
             native = _normwise(np.matmul(a, b).astype(np.float64), exact)
-    (da, db), back = _to_device(engine, a, b)
+    if product is None:
+        (da, db), back = _to_device(engine, a, b)
+        product = lambda: back(splitprec.matmul(da, db, dtype=scheme))   # noqa: E731
     start = time.perf_counter()
-    computed = back(splitprec.matmul(da, db, dtype=scheme)).astype(np.float64)
+    computed = product().astype(np.float64)
     seconds = time.perf_counter() - start
-    bound = gemm_bound(a, b, scheme, engine=engine)
+    bound = gemm_bound(a, b, scheme, engine=engine, chunks=chunks)
     pattern = _nonfinite_pattern(a, b)
     from_inputs = np.zeros(exact.shape, bool) if pattern is None else ~np.isfinite(pattern)
     with np.errstate(all="ignore"):
         m = Measurement(splitprec.dtype(scheme).name, "gemm", engine, _normwise(computed, exact),
                         _ratio(computed, exact, bound, from_inputs), native, seconds, output=computed)
-        if probabilistic:
+        if probabilistic and chunks is None:       # the chunked product has a rigorous bound only
             likely = gemm_bound(a, b, scheme, engine=engine, kind="probabilistic", confidence=CONFIDENCE)
             m.ratio_probabilistic = _ratio(computed, exact, likely, from_inputs)
             m.outside_probabilistic = _outside(np.abs(computed - exact), likely)
@@ -289,6 +294,36 @@ def _operands_target(a, b, names):
     return found[0]
 
 
+SAMPLE = 32     # rows of A and columns of B whose product entries a check of dask operands measures
+
+
+def _is_dask(x):
+    return type(x).__module__.split(".")[0] == "dask"
+
+
+def _host(x):
+    """A dask, cupy or SplitArray ``x`` computed and copied to a numpy array."""
+    x = x.compute() if _is_dask(x) else x
+    return x.get() if hasattr(x, "get") else np.asarray(x)
+
+
+def _check_sampled(a, b, names, engine):
+    """:func:`check` of dask operands on the entries of a fixed-seed sample of rows of A and columns
+    of B: only those rows and columns are fetched and multiplied exactly, never the whole product."""
+    rng = np.random.default_rng(0)
+    rows, cols = (np.sort(rng.choice(size, min(SAMPLE, size), replace=False)) for size in (a.shape[0], b.shape[1]))
+    a_rows, b_cols = _host(a[rows, :]), _host(b[:, cols])
+    names = gemm_schemes(TARGET_OF_DTYPE.get(a_rows.dtype.name, "float32")) if names is None else names
+    target = _operands_target(a_rows, b_cols, names)
+    exact = exact_matmul(a_rows, b_cols)
+    native = _normwise(np.matmul(a_rows, b_cols).astype(np.float64), exact)
+    chunks = a.chunks[1] if _is_dask(a) else b.chunks[0]      # the k-chunks the product runs in
+    measured = [measure_gemm(a_rows, b_cols, s, engine, reference=exact, native=native, chunks=chunks,
+                             product=lambda s=s: _host(splitprec.matmul(a, b, dtype=s)[rows][:, cols]))
+                for s in names]
+    return CheckResult(measured, (a.shape, b.shape), target)
+
+
 def check(a, b, schemes=None, *, engine="cpu"):
     """How accurate each scheme is on *your* matrices: a table of errors, bound ratios and times.
 
@@ -296,7 +331,10 @@ def check(a, b, schemes=None, *, engine="cpu"):
     ----------
     a, b : array_like, ndim >= 2
         The operands, as they would be passed to ``splitprec.matmul``: float32 (or float16) for
-        the float32-target schemes, float64 for the fp64 schemes ``ozaki2_int8x<N>``.
+        the float32-target schemes, float64 for the fp64 schemes ``ozaki2_int8x<N>``. With a 2-D
+        dask operand, the entries of ``SAMPLE`` rows and columns (fixed seed) are measured
+        against the bound of the product's k-chunks; their rows and columns alone are
+        multiplied exactly.
     schemes : str or iterable of str, optional
         One scheme name, or several; by default every scheme with a bound for the operands' dtype
         (:func:`gemm_schemes`: ``gemm_schemes("float32")`` for float32 operands, the
@@ -338,6 +376,8 @@ def check(a, b, schemes=None, *, engine="cpu"):
     'float64'
     """
     check_engine(engine, "check")
+    if _is_dask(a) or _is_dask(b):
+        return _check_sampled(a, b, None if schemes is None else scheme_names(schemes, "check"), engine)
     a = np.asarray(a)
     b = np.asarray(b)
     if schemes is None:

@@ -48,3 +48,22 @@ def gpu_module(op, what):
         raise UnsupportedDeviceError(f"{op}: {what} needs a usable CUDA GPU through cupy, and there is "
                                      f"none ({problem}); expected device 'cpu' (numpy data) here")
     return sys.modules["cupy"]
+def is_dask(x):
+    """True when ``x`` is a dask array (checked without importing dask)."""
+    return type(x).__module__.split(".")[0] == "dask"
+
+
+
+_dask_loader = []      # filled once by splitprec/__init__.py (supply_dask_layer)
+
+
+def supply_dask_layer(loader):
+    """Name the function that returns ``splitprec.dask``, the module that runs the public
+    operations on dask arrays. That module sits above the ops it serves, so the package's
+    ``__init__`` supplies it here rather than the ops importing it."""
+    _dask_loader[:] = [loader]
+
+
+def dask_layer():
+    """``splitprec.dask`` (imported, with dask, when the first dask array arrives)."""
+    return _dask_loader[0]()

@@ -25,6 +25,8 @@ from typing import Union
 
 import numpy as np
 
+import numpy as np
+
 from .formats import FORMATS, get_format
 from .ozaki import SCHEMES as _OZAKI2_SCHEMES, Ozaki2DType
 
@@ -75,6 +77,17 @@ class SplitDType:
     @property
     def format(self):
         return get_format(self.base)
+
+    @property
+    def dtype(self):
+        """The numpy dtype of the values (the target), so that ``numpy.dtype(scheme)`` is it: dask
+        arrays of SplitArray chunks, whose ``dtype`` is the scheme, can then add, reduce, rechunk."""
+        return np.dtype(self.target)
+
+    @property
+    def itemsize(self):
+        """Bytes of one value (as ``numpy.dtype.itemsize``; dask sizes chunks by it)."""
+        return self.dtype.itemsize
 
     @property
     def split_error(self):

@@ -45,6 +45,11 @@ transform of length ``n``. ``hfft`` is ``irfft`` of the conjugate input with the
 scipy.fft backend: ``with scipy.fft.set_backend(splitprec.fft): scipy.fft.fft(x)`` runs here for
 float32/complex64 numpy or cupy input (see :func:`__ua_function__`) and leaves the rest to scipy.
 
+Dask arrays: each function takes a dask array ``a`` whose transformed axes are one chunk each and
+returns a dask array, every block transformed alike; ``fftconvolve`` takes a dask ``in1`` and a
+numpy/cupy kernel ``in2``, chunked convolved axes by overlap where the kernel is no longer than
+every chunk (:mod:`splitprec.dask`, docs/dask.md).
+
 Non-finite values: a 1-D line (along a transformed axis) that holds NaN or ±inf gives NaN in every
 output of that line (both components); numpy's pocketfft gives a mix of ±inf and NaN there that
 depends on its factorization, so only the pattern ``isfinite(out)`` matches numpy's, not the values.
@@ -57,15 +62,17 @@ the rest of the family in ``tests/test_fft_family.py``.
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Sequence
 from typing import Literal, Optional
 
 import numpy as np
 
+from ._backend import dask_layer, is_dask
 from ._fft_helpers import fftfreq, fftshift, ifftshift, next_fast_len, rfftfreq
 from ._fft_lines import axis_index, check_norm, length, operand, scheme, swapped_norm, transform, write
-from ._fftconvolve import fftconvolve
+from ._fftconvolve import fftconvolve as _fftconvolve
 from .dtypes import SchemeLike
 from .interop import Array, ArrayLike, read
 
@@ -102,7 +109,7 @@ def _nd_args(x, s, axes, op, *, inverse_real):
         warnings.warn(f"`axes` should not be `None` if `s` is not `None` (deprecated in NumPy 2.0; "
                       f"splitprec follows numpy): {op} transforms the last {len(s)} axes; pass "
                       f"axes={tuple(range(-len(s), 0))} to keep that without this warning",
-                      DeprecationWarning, stacklevel=4)
+                      DeprecationWarning, stacklevel=5)
     axes = range(x.ndim) if axes is None and s is None else range(-len(s), 0) if axes is None else axes
     axes = [axis_index(ax, x.ndim, op) for ax in axes]
     given = s is not None
@@ -112,7 +119,7 @@ def _nd_args(x, s, axes, op, *, inverse_real):
     if given and any(n is None for n in s):
         warnings.warn("Passing an array containing `None` values to `s` is deprecated in NumPy 2.0: "
                       f"{op} takes None as the 1-D transform's default length; pass that length (or "
-                      "-1 for the input's) instead", DeprecationWarning, stacklevel=4)
+                      "-1 for the input's) instead", DeprecationWarning, stacklevel=5)
     defaults = [x.shape[ax] for ax in axes]
     if inverse_real and axes:
         defaults[-1] = 2 * (x.shape[axes[-1]] - 1)
@@ -139,6 +146,22 @@ def _raw_fftn(a, s, axes, *, norm, out, dtype, inverse, real, op):
     return write(back(x), out, op)
 
 
+
+def _dask_aware(function):
+    """``function`` that also takes dask arrays: then every block runs ``function``
+    (:func:`splitprec.dask.fft`: transformed axes one chunk each). The check comes first, so a
+    dask array is never read (computed) as one array."""
+    @functools.wraps(function)
+    def public(*args, **kwargs):
+        if any(is_dask(x) for x in (*args, *kwargs.values())):
+            return dask_layer().fft(public, function, args, kwargs)
+        return function(*args, **kwargs)
+    return public
+
+
+fftconvolve = _dask_aware(_fftconvolve)
+
+@_dask_aware
 def fft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: Norm = None, out: Array | None = None, *,
         dtype: SchemeLike = None) -> Array:
     """1-D discrete Fourier transform (``numpy.fft.fft``) in a split-precision scheme.
@@ -174,24 +197,28 @@ def fft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: Norm = None, o
     return _raw_fft(a, n, axis, norm=norm, out=out, dtype=dtype, inverse=False, kind="c2c", op="fft")
 
 
+@_dask_aware
 def ifft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: Norm = None, out: Array | None = None, *,
          dtype: SchemeLike = None) -> Array:
     """1-D inverse transform (``numpy.fft.ifft``); parameters and accuracy as :func:`fft`."""
     return _raw_fft(a, n, axis, norm=norm, out=out, dtype=dtype, inverse=True, kind="c2c", op="ifft")
 
 
+@_dask_aware
 def rfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: Norm = None, out: Array | None = None, *,
          dtype: SchemeLike = None) -> Array:
     """1-D transform of real float32 input (``numpy.fft.rfft``): ``n // 2 + 1`` complex64 outputs."""
     return _raw_fft(a, n, axis, norm=norm, out=out, dtype=dtype, inverse=False, kind="r2c", op="rfft")
 
 
+@_dask_aware
 def irfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: Norm = None, out: Array | None = None, *,
           dtype: SchemeLike = None) -> Array:
     """Inverse of :func:`rfft` (``numpy.fft.irfft``): float32 output of length ``n``."""
     return _raw_fft(a, n, axis, norm=norm, out=out, dtype=dtype, inverse=True, kind="c2r", op="irfft")
 
 
+@_dask_aware
 def hfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: Norm = None, out: Array | None = None, *,
          dtype: SchemeLike = None) -> Array:
     """Transform of a Hermitian-symmetric signal given by its first half (``numpy.fft.hfft``): the
@@ -200,6 +227,7 @@ def hfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: Norm = None, 
                     hermitian=True)
 
 
+@_dask_aware
 def ihfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: Norm = None, out: Array | None = None, *,
           dtype: SchemeLike = None) -> Array:
     """Inverse of :func:`hfft` (``numpy.fft.ihfft``): ``conj(rfft(a))`` with the opposite ``norm``."""
@@ -207,18 +235,21 @@ def ihfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: Norm = None,
                     hermitian=True)
 
 
+@_dask_aware
 def fftn(a: ArrayLike, s: Lengths = None, axes: Sequence[int] | None = None, norm: Norm = None,
          out: Array | None = None, *, dtype: SchemeLike = None) -> Array:
     """N-D transform (``numpy.fft.fftn``): 1-D transforms over ``axes``, last axis first."""
     return _raw_fftn(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=False, real=False, op="fftn")
 
 
+@_dask_aware
 def ifftn(a: ArrayLike, s: Lengths = None, axes: Sequence[int] | None = None, norm: Norm = None,
           out: Array | None = None, *, dtype: SchemeLike = None) -> Array:
     """N-D inverse transform (``numpy.fft.ifftn``)."""
     return _raw_fftn(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=True, real=False, op="ifftn")
 
 
+@_dask_aware
 def rfftn(a: ArrayLike, s: Lengths = None, axes: Sequence[int] | None = None, norm: Norm = None,
           out: Array | None = None, *, dtype: SchemeLike = None) -> Array:
     """N-D transform of real input (``numpy.fft.rfftn``): ``rfft`` over the last of ``axes`` (which
@@ -226,6 +257,7 @@ def rfftn(a: ArrayLike, s: Lengths = None, axes: Sequence[int] | None = None, no
     return _raw_fftn(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=False, real=True, op="rfftn")
 
 
+@_dask_aware
 def irfftn(a: ArrayLike, s: Lengths = None, axes: Sequence[int] | None = None, norm: Norm = None,
            out: Array | None = None, *, dtype: SchemeLike = None) -> Array:
     """Inverse of :func:`rfftn` (``numpy.fft.irfftn``): ``ifft`` over all but the last of ``axes``,
@@ -233,24 +265,28 @@ def irfftn(a: ArrayLike, s: Lengths = None, axes: Sequence[int] | None = None, n
     return _raw_fftn(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=True, real=True, op="irfftn")
 
 
+@_dask_aware
 def fft2(a: ArrayLike, s: Lengths = None, axes: Sequence[int] = (-2, -1), norm: Norm = None,
          out: Array | None = None, *, dtype: SchemeLike = None) -> Array:
     """2-D transform (``numpy.fft.fft2``): :func:`fftn` over the last two axes."""
     return _raw_fftn(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=False, real=False, op="fft2")
 
 
+@_dask_aware
 def ifft2(a: ArrayLike, s: Lengths = None, axes: Sequence[int] = (-2, -1), norm: Norm = None,
           out: Array | None = None, *, dtype: SchemeLike = None) -> Array:
     """2-D inverse transform (``numpy.fft.ifft2``)."""
     return _raw_fftn(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=True, real=False, op="ifft2")
 
 
+@_dask_aware
 def rfft2(a: ArrayLike, s: Lengths = None, axes: Sequence[int] = (-2, -1), norm: Norm = None,
           out: Array | None = None, *, dtype: SchemeLike = None) -> Array:
     """2-D transform of real input (``numpy.fft.rfft2``): :func:`rfftn` over the last two axes."""
     return _raw_fftn(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=False, real=True, op="rfft2")
 
 
+@_dask_aware
 def irfft2(a: ArrayLike, s: Lengths = None, axes: Sequence[int] = (-2, -1), norm: Norm = None,
            out: Array | None = None, *, dtype: SchemeLike = None) -> Array:
     """Inverse of :func:`rfft2` (``numpy.fft.irfft2``): :func:`irfftn` over the last two axes."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._backend import is_cupy, namespace
+from ._backend import dask_layer, is_cupy, is_dask, namespace
 from . import interop
 from ._defaults import resolve
 from .dtypes import SchemeLike, cheapest, dtype as get_dtype
@@ -137,7 +137,8 @@ def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: Sc
         float32 (or float16, bfloat16) for float32-target schemes, float64 for ``ozaki2_int8x<N>``;
         integers, bools and Python numbers where the target holds them exactly. Operands; leading
         dimensions broadcast as in ``numpy.matmul``. A SplitArray operand's cached parts are
-        reused, and ``dtype=None`` then means its (promoted) scheme.
+        reused, and ``dtype=None`` then means its (promoted) scheme. A dask operand (2-D) gives a
+        dask array, computed block by block (docs/dask.md).
     out : array, optional
         Array of the result's kind, dtype and shape to write into.
     dtype : str, SplitDType or jax.lax.DotAlgorithmPreset, optional
@@ -180,6 +181,8 @@ def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: Sc
     array([[1., 2.],
            [3., 4.]], dtype=float32)
     """
+    if is_dask(a) or is_dask(b):
+        return dask_layer().matmul(a, b, out=out, dtype=dtype, precision=precision)
     for x in (a, b):
         split_array_matmul = getattr(type(x), "__splitprec_matmul__", None)
         if split_array_matmul is not None:

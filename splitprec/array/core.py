@@ -31,7 +31,7 @@ import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 from numpy.lib.stride_tricks import as_strided
 
-from .._backend import device_name, is_cupy, namespace
+from .._backend import dask_layer, device_name, is_cupy, is_dask, namespace
 from ..dtypes import SplitDType, dtype as get_dtype
 from ..split import Parts, split
 from .convert import as_float32, is_scheme_name, move, on_device, scheme, scheme_names, same_device
@@ -60,9 +60,11 @@ def _method(function, doc):
     return method
 
 
-def _rebuild(value, name):
-    """Unpickle a SplitArray (``SplitArray.__reduce__``)."""
-    return SplitArray._wrap(value, get_dtype(name))
+def _rebuild(value, name, parts=None):
+    """Unpickle a SplitArray (``SplitArray.__reduce__``), with the current host parts it had."""
+    new = SplitArray._wrap(value, get_dtype(name))
+    new._cache = {key: (0, kept) for key, kept in (parts or {}).items()}
+    return new
 
 
 class SplitArray(NDArrayOperatorsMixin):
@@ -290,7 +292,13 @@ class SplitArray(NDArrayOperatorsMixin):
         return self.copy()
 
     def __reduce__(self):
-        return _rebuild, (self._value, self._dtype.name)
+        """The value, the scheme and the current host (numpy) parts, so that a copy (a chunk sent
+        to another worker) needs no split; device operands and views' links are not kept."""
+        self._detect_write()
+        parts = {key: kept for key, (version, kept) in self._cache.items()
+                 if version == self._storage.version and isinstance(kept, Parts)} \
+            if isinstance(self._value, np.ndarray) else {}
+        return _rebuild, (self._value, self._dtype.name, parts)
 
     def item(self, *args):
         """The element at ``args`` (all of a size-1 array) as a Python float."""
@@ -462,7 +470,7 @@ def asarray(x, dtype=None, *, device=None):
     -------
     SplitArray
         ``x`` itself when it is a SplitArray of that scheme and device; otherwise a new array
-        that owns a copy of the data.
+        that owns a copy of the data. A dask array ``x`` gives a dask array of SplitArray chunks.
 
     Raises
     ------
@@ -474,6 +482,8 @@ def asarray(x, dtype=None, *, device=None):
     Accuracy: exact (no value is rounded), checked by
     ``tests/test_array.py::test_asarray_rejects_values_float32_cannot_hold``.
     """
+    if is_dask(x):
+        return dask_layer().asarray(x, dtype, device=device)
     d = x._dtype if isinstance(x, SplitArray) and dtype is None else scheme(dtype, "asarray")
     if isinstance(x, SplitArray) and d == x._dtype and device in (None, x.device):
         return x
