@@ -6,6 +6,10 @@ from .array import SplitArray, asarray, empty, full, ones, zeros
 from .dtypes import SplitDType, dtype, dtypes
 from .linalg import matmul
 from . import _backend, fft
+try:
+    from . import array_api  # noqa: F401  (registers SplitArray.__array_namespace__'s module)
+except ImportError:          # numpy < 2.1: SplitArray.__array_namespace__ says so
+    pass
 
 
 def _dask_layer():

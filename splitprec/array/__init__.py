@@ -6,7 +6,7 @@ the numpy functions SplitArrays implement; ``fallback`` runs every other numpy f
 float32 values.
 """
 from .core import SplitArray, asarray
-from . import functions, contractions, creation  # noqa: F401  (fill core.HANDLED)
+from . import contractions, creation, fallback, functions, ufuncs  # noqa: F401  (fill core.HANDLED, PROTOCOLS)
 from .creation import empty, full, ones, zeros
 
 __all__ = ["SplitArray", "asarray", "empty", "full", "ones", "zeros"]

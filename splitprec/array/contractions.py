@@ -23,7 +23,7 @@ import string
 import numpy as np
 
 from ..linalg import _raw_matmul, _scheme as linalg_scheme
-from .core import SplitArray, finish, promote, write_out
+from .core import PROTOCOLS, SplitArray, finish, promote, write_out
 from .convert import same_device
 from .functions import compensated_total, implements, no_options
 
@@ -338,3 +338,6 @@ def _multi_dot(arrays, *, out=None):
     result = product(0, len(arrays) - 1)
     shape = result.shape[first:result.ndim - last]
     return _finished(result.reshape(shape), out, "multi_dot")
+
+
+PROTOCOLS["matmul"] = matmul

@@ -37,6 +37,10 @@ from ..split import Parts, split
 from .convert import as_float32, is_scheme_name, move, on_device, scheme, scheme_names, same_device
 
 HANDLED = {}             # numpy function -> SplitArray implementation (filled by array.functions)
+# The protocols' implementations, which build on SplitArray and so live in the modules above it:
+# "ufunc" (array.ufuncs), "function" (array.fallback), "matmul" (array.contractions), "namespace"
+# (splitprec.array_api); each module registers itself here when imported.
+PROTOCOLS = {}
 API_VERSIONS = ("2021.12", "2022.12", "2023.12")
 
 
@@ -245,8 +249,10 @@ class SplitArray(NDArrayOperatorsMixin):
         if api_version not in (None, *API_VERSIONS):
             raise ValueError(f"__array_namespace__: api_version {api_version!r} is not supported; "
                              f"expected None or one of {', '.join(map(repr, API_VERSIONS))}")
-        from .. import array_api
-        return array_api
+        if "namespace" not in PROTOCOLS:
+            raise RuntimeError("__array_namespace__: splitprec.array_api needs numpy >= 2.1; found "
+                               f"numpy {np.__version__}")
+        return PROTOCOLS["namespace"]
 
     # -- python protocol -------------------------------------------------------------------------
     def __repr__(self):
@@ -375,18 +381,18 @@ class SplitArray(NDArrayOperatorsMixin):
 
     # -- numpy protocols -------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
-        return ufuncs.array_ufunc(ufunc, method, inputs, out, kwargs)
+        return PROTOCOLS["ufunc"](ufunc, method, inputs, out, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         if not all(issubclass(t, SplitArray) or t.__name__ == "ndarray" for t in types):
             return NotImplemented
         handler = HANDLED.get(func)
-        return fallback.call(func, args, kwargs) if handler is None else handler(*args, **kwargs)
+        return PROTOCOLS["function"](func, args, kwargs) if handler is None else handler(*args, **kwargs)
 
     @staticmethod
     def __splitprec_matmul__(a, b, /, out=None, *, dtype=None, precision=None):
         """``splitprec.matmul`` with a SplitArray operand (called by ``splitprec.linalg``)."""
-        return contractions.matmul(a, b, out=out, dtype=dtype, precision=precision, op="matmul")
+        return PROTOCOLS["matmul"](a, b, out=out, dtype=dtype, precision=precision, op="matmul")
 
 
 def _transposes(view, base):
@@ -491,5 +497,3 @@ def asarray(x, dtype=None, *, device=None):
     moved = move(value, device, "asarray")
     return SplitArray._wrap(moved.copy() if moved is value else moved, d)
 
-
-from . import contractions, fallback, ufuncs  # noqa: E402  (they build on SplitArray)

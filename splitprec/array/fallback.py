@@ -19,7 +19,7 @@ and the result must be float32-exact (as ``a[...] = x``), or they raise TypeErro
 import numpy as np
 
 from .._backend import is_cupy
-from .core import SplitArray, finish, promote, write_out
+from .core import PROTOCOLS, SplitArray, finish, promote, write_out
 from .convert import exact_float32, same_device
 
 REFUSED = frozenset([np.convolve, np.correlate, np.kron, np.cov, np.corrcoef])
@@ -117,3 +117,6 @@ def _in_place(func, target, values, options, op):
     func(wide, *values[1:], **options)
     target._value[...] = exact_float32(wide, op, "the written values")
     target._written()
+
+
+PROTOCOLS["function"] = call

@@ -15,7 +15,7 @@
 import numpy as np
 
 from ..formats import narrow, widen
-from .core import SplitArray, finish, promote, write_out
+from .core import PROTOCOLS, SplitArray, finish, promote, write_out
 from .convert import same_device
 from . import contractions
 from .fallback import unwrap, wrap
@@ -132,3 +132,6 @@ def _operand(x, op):
     raise TypeError(f"{op}: an operand of type {type(x).__name__} with dtype {kind} is not "
                     "accepted; expected a SplitArray, a float32/float16 array or a Python "
                     "int/float (convert explicitly, e.g. sp.asarray(x) or x.astype(numpy.float32))")
+
+
+PROTOCOLS["ufunc"] = array_ufunc

@@ -16,6 +16,8 @@ float32 as the standard's default floating dtype does (rounding where they must)
 convert only with an explicit ``dtype=float32``. Devices: ``"cpu"`` (numpy storage) and
 ``"gpu"`` (cupy). Needs numpy >= 2.1.
 """
+import sys
+
 import numpy as np
 
 if tuple(int(p) for p in np.__version__.split(".")[:2]) < (2, 1):
@@ -66,3 +68,7 @@ __all__ = sorted(_FROM_NUMPY + [
     "ones", "ones_like", "zeros", "zeros_like", "astype", "can_cast", "finfo", "iinfo", "isdtype",
     "result_type", "argsort", "sort", "linalg", "bool", "int8", "int16", "int32", "int64", "uint8",
     "uint16", "uint32", "uint64", "float32", "e", "inf", "nan", "pi", "newaxis"])
+
+from ..array.core import PROTOCOLS  # noqa: E402
+
+PROTOCOLS["namespace"] = sys.modules[__name__]     # what SplitArray.__array_namespace__ returns
