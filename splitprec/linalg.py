@@ -15,8 +15,9 @@ import numpy as np
 
 from ._backend import is_cupy, namespace
 from .dtypes import cheapest, dtype as get_dtype
-from .engines.cuda import gemm as cuda_gemm, ozaki as cuda_ozaki
-from .engines.reference import gemm as reference_gemm, ozaki as reference_ozaki
+from .engines import fp64
+from .engines.cuda import gemm as cuda_gemm
+from .engines.reference import gemm as reference_gemm
 from .split import Parts
 
 _ACCEPTED = {"float32": ((np.float16, np.float32), "float32 or float16", "float32"),
@@ -65,12 +66,10 @@ def _matmul2d(a, b, d, parts_a=None, parts_b=None, caches=(None, None)):
     it). The GPU engines split on the device, where they also handle NaN/inf and overflow;
     ``caches``: the operands' ``SplitArray._cached`` (or None), which keep their device split.
     """
-    if namespace(a, b) is not np:
-        if d.target == "float32":
-            return cuda_gemm.matmul(a, b, d, checked=True, caches=caches)
-        return cuda_ozaki.matmul(a, b, d)
     if d.target == "float64":
-        return reference_ozaki.matmul(a, b, d)
+        return fp64.matmul(a, b, d)
+    if namespace(a, b) is not np:
+        return cuda_gemm.matmul(a, b, d, checked=True, caches=caches)
     return reference_gemm.matmul(a, b, d, parts_a, parts_b)
 
 
