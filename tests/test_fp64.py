@@ -26,6 +26,7 @@ from splitprec.ozaki_plan import ADAPTIVE, gamma, plan, required_bits, slice_lev
 U = 2.0 ** -53
 TINY = 2.0 ** -1074
 FP64 = sp.dtypes("float64")
+OZAKI2_FIXED = [d.name for d in SCHEMES]
 rng = np.random.default_rng(26)
 
 
@@ -258,3 +259,31 @@ def test_gpu_overflow_and_nonfinite_as_in_float64(name):
     got = sp.matmul(cupy.asarray(a), cupy.asarray(b), dtype=name).get()
     for test in (np.isnan, np.isposinf, np.isneginf):
         assert np.array_equal(test(got), test(reference))
+
+
+def _benchmark():
+    pytest.importorskip("cupy")
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "gemm_fp64.py"
+    spec = importlib.util.spec_from_file_location("gemm_fp64", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_benchmark_samples_errors_against_the_exact_product_and_tabulates():
+    bench = _benchmark()
+    a, b = bench.operands(np, 0, 48, 4.0)
+    assert a.shape == b.shape == (48, 48) and a.dtype == np.float64 and np.ptp(np.log2(np.abs(a))) > 20
+    rows, cols = np.arange(0, 48, 5), np.arange(3, 48, 7)
+    c = sp.matmul(a, b, dtype="ozaki2_int8x14")
+    normwise, ratio = bench.sampled_error(a, b, c, rows, cols, "ozaki2_int8x14")
+    exact = exact_matmul(a[rows], b[:, cols])
+    assert normwise == np.linalg.norm(c[rows][:, cols] - exact) / np.linalg.norm(exact) and 0 < ratio <= 1
+    assert bench.sampled_error(a, b, a @ b, rows, cols)[1] <= 1            # DGEMM within its worst case
+    assert bench.sampled_error(a, b, 2 * (a @ b), rows, cols)[1] > 1
+    records = [{"n": 48, "inputs": "span", "phi": 4.0, "name": name, "tflops": t, "rel_error": e}
+               for name, t, e in (("cublas_dgemm", 50.0, 1e-16), ("precision_fp64", 75.0, 5e-17))]
+    assert "| 48 | phi = 4 | precision_fp64 | 75.0 | 1.50 | 5.0e-17 | 0.5 |" in bench.table(records)
+    assert [name for name, _, _ in bench.rows_of(None)] == ["cublas_dgemm", "precision_fp64"] + OZAKI2_FIXED
