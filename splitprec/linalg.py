@@ -1,11 +1,14 @@
 """Matrix products in a split-precision scheme: ``matmul``.
 
 ``dtype`` names the scheme (see :func:`splitprec.dtypes`); ``precision="fp32"`` picks the cheapest
-scheme whose bound is fp32 class, ``precision="fp64"`` the cheapest fp64-class one. Inputs of
-float32-target schemes are float32 (float16 is widened exactly); float64 is rejected rather than
-silently rounded. Inputs of float64-target schemes (``ozaki2_int8x<N>``) are float64 and the result
-is float64; float32 is rejected rather than silently promoted. numpy arrays run on the reference engine, cupy arrays on the
-GPU, where a call is queued on the current stream with no host wait (as ``cupy.matmul``). NaN and
+scheme whose bound is fp32 class, ``precision="fp64"`` the adaptive ``ozaki2_int8_adaptive``
+(DGEMM's worst-case bound on every input, docs/ozaki.md). Inputs of float32-target schemes are
+float32 (float16 is widened exactly); float64 is rejected rather than silently rounded. Inputs of
+float64-target schemes (``ozaki2_int8x<N>``, ``ozaki2_int8_adaptive``) are float64 and the result
+is float64, ±inf where it is beyond float64's range; float32 is rejected rather than silently
+promoted. numpy arrays run on the reference engine, cupy arrays on the GPU, where a call of a
+float32-target scheme is queued on the current stream with no host wait (as ``cupy.matmul``; the
+float64-target schemes read a few flags back, ``splitprec.engines.fp64``). NaN and
 ±inf appear in the result exactly where they appear in the float64 product of the same inputs
 (Inf*0 gives NaN). Finite inputs never give NaN: an entry whose narrow products overflow (inf - inf,
 or a partial sum past the float32 range) is recomputed as a float64 dot product rounded to float32,
@@ -120,7 +123,7 @@ def matmul(a, b, /, out=None, *, dtype=None, precision=None):
     Parameters
     ----------
     a, b : numpy.ndarray, cupy.ndarray or SplitArray, ndim >= 1
-        float32 (or float16) for float32-target schemes, float64 for ``ozaki2_int8x<N>``.
+        float32 (or float16) for float32-target schemes, float64 for the fp64 schemes.
         Operands; leading dimensions broadcast as in ``numpy.matmul``. A SplitArray operand's
         cached parts are reused, and ``dtype=None`` then means its (promoted) scheme.
     out : array, optional
@@ -129,11 +132,12 @@ def matmul(a, b, /, out=None, *, dtype=None, precision=None):
         Scheme name, e.g. ``"tf32x3"``, ``"bf16x9"``, ``"ozaki2_int8x14"``; see ``splitprec.dtypes()``.
     precision : {"fp32", "fp64"}, optional
         Pick the cheapest scheme whose bound is fp32 class (the default when ``dtype`` is None)
-        or fp64 class (``ozaki2_int8x14``, docs/ozaki.md).
+        or, for ``"fp64"``, ``ozaki2_int8_adaptive``: DGEMM's worst-case bound on every input
+        (docs/ozaki.md).
 
     Returns
     -------
-    float32 (float64 for ``ozaki2_int8x<N>``) array of the same kind (numpy or cupy) as the
+    float32 (float64 for the fp64 schemes) array of the same kind (numpy or cupy) as the
     inputs; a SplitArray (or its scalar, for 1-D operands) when either input is one.
 
     Raises
@@ -146,8 +150,9 @@ def matmul(a, b, /, out=None, *, dtype=None, precision=None):
         numpy and cupy operands mixed.
 
     Accuracy: ``accuracy.gemm_bound(a, b, dtype)``, checked by
-    ``tests/test_linalg.py::test_matmul_error_within_bound`` and, for ``ozaki2_int8x<N>``,
-    ``tests/test_ozaki.py::test_matmul_error_within_bound``.
+    ``tests/test_linalg.py::test_matmul_error_within_bound``, for ``ozaki2_int8x<N>``
+    ``tests/test_ozaki.py::test_matmul_error_within_bound``, for ``ozaki2_int8_adaptive``
+    ``tests/test_fp64.py::test_adaptive_error_within_bound_on_spans_and_range_edges``.
 
     Examples
     --------
