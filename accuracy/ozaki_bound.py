@@ -81,8 +81,8 @@ def _float64_bound(a, b, s, t):
 
 def _adaptive_bound(a, b, engine):
     """The bound of ``ozaki2_int8_adaptive``'s plan for finite ``a``, ``b`` (docs/bounds.md, 13)."""
-    zero_a, zero_b = np.zeros(a.shape[:-1] + (1,), np.int32), np.zeros(b.shape[:-2] + (1, b.shape[-1]), np.int32)
-    dgemm = _float64_bound(a, b, zero_a, zero_b)
+    unscaled = np.zeros((), np.int32)
+    dgemm = _float64_bound(a, b, unscaled, unscaled)
     p = plan(a, b)
     if p.everything_float64:
         return dgemm
@@ -141,7 +141,10 @@ def ozaki2_gemm_bound(a, b, d, engine="cpu"):
     clean_a = np.where(np.isfinite(a), a, 0.0)
     clean_b = np.where(np.isfinite(b), b, 0.0)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        bound = _adaptive_bound(clean_a, clean_b, engine) if d is ADAPTIVE else _pair_bound(clean_a, clean_b, d)[0]
+        if d is ADAPTIVE:
+            bound = _adaptive_bound(clean_a, clean_b, engine)
+        else:
+            bound = _pair_bound(clean_a, clean_b, d)[0]
         bound = _rescued(clean_a, clean_b, bound)
         magnitude = _round_up(np.matmul(np.abs(clean_a), np.abs(clean_b)), a.shape[-1])
         bound = _round_up(bound + U64 * magnitude + TINY64, 2)    # to the correctly rounded product

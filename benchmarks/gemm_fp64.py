@@ -77,7 +77,7 @@ def sampled_error(a, b, c, rows, cols, scheme=None):
 
 def _load_cublas():
     """The libcublas that cupy loaded (same process), by soname or from the pip wheel's folder."""
-    from cupy_backends.cuda.libs import cublas  # noqa: F401  (loads it)
+    import cupy_backends.cuda.libs.cublas  # noqa: F401  (cupy loads libcublas here)
     names = ["libcublas.so.13", "libcublas.so.12"] + sorted(glob.glob(
         os.path.join(site.getsitepackages()[0], "nvidia", "cu1*", "lib", "libcublas.so*")))
     for name in names:
