@@ -141,7 +141,7 @@ def ozaki2_gemm_bound(a, b, d, engine="cpu"):
     clean_a = np.where(np.isfinite(a), a, 0.0)
     clean_b = np.where(np.isfinite(b), b, 0.0)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        if d is ADAPTIVE:
+        if d == ADAPTIVE:
             bound = _adaptive_bound(clean_a, clean_b, engine)
         else:
             bound = _pair_bound(clean_a, clean_b, d)[0]

@@ -130,6 +130,6 @@ def matmul(a, b, d):
     clean_a, clean_b = (x if finite else xp.where(xp.isfinite(x), x, 0.0) for x in (a, b))
     product = (reference_ozaki if xp is np else cuda_ozaki).matmul
     with np.errstate(over="ignore", invalid="ignore"):     # overflow is what the rescue is for
-        c = _adaptive(clean_a, clean_b, product) if d is ADAPTIVE else product(clean_a, clean_b, d)
+        c = _adaptive(clean_a, clean_b, product) if d == ADAPTIVE else product(clean_a, clean_b, d)
         c = rescue_overflow(clean_a, clean_b, c)
         return c if finite else with_nonfinite(c, a, b)
