@@ -197,7 +197,7 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None, k
         from .chunked import chunked_gemm_bound
         return chunked_gemm_bound(a, b, dtype, chunks, engine=engine, k_block=k_block, small_k_block=small_k_block)
     if splitprec.dtype(dtype).target == "float64":     # ozaki2_int8x<N>: float64 operands, both engines
-        return ozaki2_gemm_bound(a, b, splitprec.dtype(dtype))
+        return ozaki2_gemm_bound(a, b, splitprec.dtype(dtype), engine)
     d = _scheme(dtype, op)
     if engine not in ENGINES:
         raise ValueError(f"{op}: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")

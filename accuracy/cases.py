@@ -17,7 +17,9 @@ of prescribed condition number (Ogita, Rump and Oishi 2005, GenDot), values near
 maximum and minimum normal, subnormals, zeros, NaN/Inf, rectangular and batched shapes; FFT
 signals: random, pure tones, impulses, wide dynamic range. float64 GEMM cases (``fp64_*``): the
 same families at float64's range edges, plus exponent spans across rows and columns
-(:func:`scaled_rows`) and within them (:func:`scaled_entries`), which the Ozaki-II bound depends on.
+(:func:`scaled_rows`) and within them (:func:`scaled_entries`), which the Ozaki-II bound depends on,
+GEMMul8's spans at its k = 600, results beyond float64's range, partial sums past it with finite
+results, and spans whose products reach the largest and the subnormal results.
 """
 from fractions import Fraction
 from dataclasses import dataclass, field
@@ -253,6 +255,9 @@ def _fp64_cases():
     for phi in (0.5, 1, 2, 4, 8, 16, 32, 64):
         add(f"span_phi{phi:g}_k256", _pair(_f64(exponent_span, phi=phi))(16, 256, 16),
             "quick" if phi in (1, 4, 16, 64) else "ci", k=256, phi=phi)
+    for phi in (4, 16, 32, 64):               # GEMMul8's generator at its k = 600
+        add(f"span_phi{phi:g}_k600", _pair(_f64(exponent_span, phi=phi))(24, 600, 24),
+            "quick" if phi == 16 else "ci", k=600, phi=phi)
     for bits in (60, 300, 500):
         add(f"scaled_rows_{bits}bits_k64", lambda r, b=bits: (scaled_rows(r, (8, 64), b, -1),
                                                              scaled_rows(r, (64, 8), b, -2)),
@@ -280,6 +285,14 @@ def _fp64_edge_cases(add, normal64):
     add("subnormal_k64", _pair(_f64(subnormal), normal64)(8, 64, 8), "quick", k=64)
     add("subnormal_results_k16", lambda r: (np.ldexp(normal64(r, (8, 16)), -560),
                                             np.ldexp(normal64(r, (16, 8)), -500)), "quick", k=16)
+    add("beyond_range_k2", lambda r: (np.ldexp(normal64(r, (8, 2)), [1000, 500]),
+                                      np.ldexp(normal64(r, (2, 8)), [[-1000], [600]])), "quick", k=2)
+    add("partial_overflow_k3", lambda r: (np.float64([1, 1, -1]) * FP64.max * r.uniform(0.5, 0.7, (6, 3)),
+                                          r.uniform(0.9, 1, (3, 5))), "quick", k=3)
+    add("span_near_max_k64", lambda r: (np.ldexp(exponent_span(r, (8, 64), 8, np.float64), 600),
+                                        np.ldexp(exponent_span(r, (64, 8), 8, np.float64), 380)), "quick", k=64)
+    add("span_near_min_k64", lambda r: (np.ldexp(exponent_span(r, (8, 64), 8, np.float64), -600),
+                                        np.ldexp(exponent_span(r, (64, 8), 8, np.float64), -470)), "quick", k=64)
     add("zeros_k16", lambda r: (np.zeros((4, 16)), normal64(r, (16, 4))), "ci", k=16)
     add("nonfinite_k16", lambda r: (with_nonfinite(r, normal64(r, (6, 16))), normal64(r, (16, 6))),
         "quick", k=16)

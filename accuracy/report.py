@@ -220,11 +220,13 @@ _COLUMNS = (("engine", "engine", "{}".format), ("op", "op", "{}".format),
 SECTIONS = (("float32", "float32-target schemes (float32 operands; native: numpy float32 matmul, "
                         "SGEMM, and a float32 FFT: scipy.fft on the CPU, cuFFT on the GPU; "
                         "class fp32 = fp32-class bound)", ""),
-            ("float64", "fp64 schemes ozaki2_int8xN (float64 operands, cases fp64_*; native: numpy "
-                        "float64 matmul, DGEMM; class fp64 = fp64-class bound, x14 and up)",
+            ("float64", "fp64 schemes ozaki2_int8xN and ozaki2_int8_adaptive (float64 operands, cases "
+                        "fp64_*; native: numpy float64 matmul, DGEMM; class fp64 = fp64-class bound, x14 "
+                        "and up, and the adaptive scheme of precision='fp64')",
              "The Ozaki-II bound is relative to each row's and column's 2-norm (docs/bounds.md, "
              "section 12): on wide exponent spans an entry below 2**-Q of its row's norm rounds to "
-             "zero and the bound is attained (ratios shown as 1-x are below 1 by x)."))
+             "zero and the bound is attained (ratios shown as 1-x are below 1 by x). "
+             "ozaki2_int8_adaptive keeps every entry within DGEMM's worst-case bound (section 15)."))
 BOUNDS_NOTE = (f"x native: the scheme's normwise error over native's on the same input (inf: native "
                f"exact, the scheme not). error/bound: the rigorous bound; error/prob. bound: the "
                f"probabilistic one (confidence {CONFIDENCE}, Higham & Mary's model of independent "

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Ozaki scheme II, result side: from the int32 products of the residues (one per modulus and
 // k-block), the integer C with |C| < M/2 by the Chinese remainder theorem, rounded to float64 and
-// scaled by 2**-(sigma_i + tau_j). Every step is exact in float64 except the last two additions and
-// the scaling (docs/bounds.md, "Ozaki scheme II"); the operations are those of
-// splitprec._ozaki_engine.crt, so the result equals the numpy engine's bit for bit.
+// scaled by 2**-(sigma_i + tau_j). Every step is exact in float64 except the sum of the low chunks,
+// the last two additions and the scaling (docs/bounds.md, "Ozaki scheme II"); the operations are
+// those of splitprec.engines.reference.ozaki.crt, so the result equals the numpy engine's bit for bit.
 #include "common/ozaki2.cuh"
 
 template <int N,   // number of moduli
@@ -48,7 +48,10 @@ ozaki2_crt_sm80(const int* __restrict__ prod,       // (blocks, batch, N, m, ldc
 #pragma unroll
     for (int c = 0; c < C; ++c) t[c] = s[c] - q * consts[N * C + c];   // exact
     const double low = C > 3 ? t[2] + t[3 % C] : (C > 2 ? t[2 % C] : 0.0);
-    const double value = (t[0] + t[1]) + low;                          // the only two roundings
+    const double high = t[0] + t[1];                                   // TwoSum: high + err = t0 + t1
+    const double z = high - t[0];
+    const double err = (t[0] - (high - z)) + (t[1] - z);
+    const double value = high + (err + low);                           // one rounding but the low chunks'
     out[(long long)row * n + j] =
         ldexp(value, -(row_exp[b * row_batch_stride + i] + col_exp[b * col_batch_stride + j]));
   }

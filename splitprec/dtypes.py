@@ -8,7 +8,9 @@ schemes with ``scaling == "pow2"`` also scale each row of A and column of B by a
 A product ``A @ B`` is the sum of the narrow products ``A_i @ B_j`` over ``products``, smallest first.
 Everything per-scheme (split, engines, bounds, kernel dispatch) reads these records.
 The fp64-class schemes ``ozaki2_int8x<N>`` (float64 target, CRT over N int8 moduli) are
-:class:`splitprec.ozaki.Ozaki2DType` records in the same registry (see splitprec/ozaki.py).
+:class:`splitprec.ozaki.Ozaki2DType` records in the same registry (see splitprec/ozaki.py), and
+``ozaki2_int8_adaptive`` (``precision="fp64"``) picks among them per product
+(splitprec/ozaki_plan.py).
 
 Names resolve case-insensitively, with the spellings in use elsewhere: CUTLASS's (``3xTF32``,
 ``9xBF16``) and the XLA/JAX ``DotAlgorithmPreset`` names (``LHS_RHS_ACCUM[_X<products>]``, as a
@@ -29,6 +31,7 @@ import numpy as np
 
 from .formats import FORMATS, get_format
 from .ozaki import SCHEMES as _OZAKI2_SCHEMES, Ozaki2DType
+from .ozaki_plan import ADAPTIVE, Ozaki2AdaptiveDType
 
 FP32_CLASS_PRODUCT_ERROR = 2.0 ** -20   # 16 fp32 unit roundoffs: see docs/bounds.md, "fp32 class"
 
@@ -160,7 +163,7 @@ _SCHEMES = (
     SplitDType("fp16x3", "fp16", 2, _all_pairs_up_to(2, 1), shift=11, scaling="pow2",
                aliases=("3xfp16",)),
 )
-_REGISTRY = {d.name: d for d in _SCHEMES + _OZAKI2_SCHEMES}
+_REGISTRY = {d.name: d for d in _SCHEMES + _OZAKI2_SCHEMES + (ADAPTIVE,)}
 _LOOKUP = {alias: d for d in _REGISTRY.values() for alias in (d.name, *d.aliases)}
 # XLA DotAlgorithmPresets that name no split scheme, and why (lower case, as looked up).
 _UNMATCHED_PRESETS = {
@@ -200,7 +203,7 @@ def dtype(name):
     TypeError
         If ``name`` is neither a string nor a SplitDType.
     """
-    if isinstance(name, (SplitDType, Ozaki2DType)):
+    if isinstance(name, (SplitDType, Ozaki2DType, Ozaki2AdaptiveDType)):
         return name
     if type(name).__name__ == "DotAlgorithmPreset":       # jax.lax's enum, without importing jax
         name = name.name
@@ -229,12 +232,13 @@ def check_precision(precision):
 
 def cheapest(precision):
     """The cheapest scheme of ``precision`` class: ``"fp32"`` (ties broken by the smaller error) or
-    ``"fp64"`` (the fewest moduli whose bound is fp64 class: ``ozaki2_int8x14``)."""
+    ``"fp64"``: ``ozaki2_int8_adaptive``, which picks moduli, slices or float64 per product so that
+    every input gets DGEMM's worst-case bound (docs/ozaki.md)."""
     return _cheapest(check_precision(precision))
 
 
 @functools.lru_cache(maxsize=None)
 def _cheapest(precision):
     if precision == "fp64":
-        return min((d for d in _OZAKI2_SCHEMES if d.fp64_class), key=lambda d: d.cost)
+        return ADAPTIVE
     return min((d for d in _SCHEMES if d.fp32_class), key=lambda d: (d.cost, d.product_error))

@@ -1,18 +1,20 @@
 """Matrix products in a split-precision scheme: ``matmul``.
 
 ``dtype`` names the scheme (see :func:`splitprec.dtypes`); ``precision="fp32"`` picks the cheapest
-scheme whose bound is fp32 class, ``precision="fp64"`` the cheapest fp64-class one. With neither, the
+scheme whose bound is fp32 class, ``precision="fp64"`` the adaptive ``ozaki2_int8_adaptive``
+(DGEMM's worst-case bound on every input, docs/ozaki.md). With neither, the
 operands' dtype decides the target: float32 (and float16, bfloat16) operands run the float32
 default (``splitprec.default_scheme``: the fp32 class unless set), float64 operands the float64
-default (the fp64 class: ``ozaki2_int8x14``), and float32 beside float64 is refused; integer, bool
+default (``ozaki2_int8_adaptive``), and float32 beside float64 is refused; integer, bool
 and Python data take the other operand's target (float32 when both are such data). Inputs of
 float32-target schemes are float32 (float16 and bfloat16 are widened exactly); float64 is rejected
-rather than silently rounded. Inputs of float64-target schemes (``ozaki2_int8x<N>``) are float64 and
-the result is float64; float32 is rejected rather than silently promoted. Integer and bool data are
+rather than silently rounded. Inputs of float64-target schemes (``ozaki2_int8x<N>``, ``ozaki2_int8_adaptive``) are float64 and
+the result is float64, ±inf where it is beyond float64's range; float32 is rejected rather than silently promoted. Integer and bool data are
 taken where the target holds every value exactly, and any array library's operands are read through
 DLPack, with the result given back in that library (:mod:`splitprec.interop`). numpy arrays run on
 the reference engine, cupy arrays on the GPU, where a call is queued on the current stream with no
-host wait (as ``cupy.matmul``). NaN and ±inf appear in the result exactly where they appear in the
+host wait (as ``cupy.matmul``; the float64-target schemes read a few flags back,
+``splitprec.engines.fp64``). NaN and ±inf appear in the result exactly where they appear in the
 float64 product of the same inputs (Inf*0 gives NaN). Finite inputs never give NaN: an entry whose
 narrow products overflow (inf - inf, or a partial sum past the float32 range) is recomputed as a
 float64 dot product rounded to float32, so results beyond the float32 range become ±inf as in the
@@ -26,8 +28,9 @@ from ._backend import dask_layer, is_cupy, is_dask, namespace
 from . import interop
 from ._defaults import resolve
 from .dtypes import SchemeLike, cheapest, dtype as get_dtype
-from .engines.cuda import gemm as cuda_gemm, ozaki as cuda_ozaki
-from .engines.reference import gemm as reference_gemm, ozaki as reference_ozaki
+from .engines import fp64
+from .engines.cuda import gemm as cuda_gemm
+from .engines.reference import gemm as reference_gemm
 from .interop import Array, ArrayLike
 from .split import Parts
 
@@ -74,12 +77,10 @@ def _matmul2d(a, b, d, parts_a=None, parts_b=None, caches=(None, None)):
     it). The GPU engines split on the device, where they also handle NaN/inf and overflow;
     ``caches``: the operands' ``SplitArray._cached`` (or None), which keep their device split.
     """
-    if namespace(a, b) is not np:
-        if d.target == "float32":
-            return cuda_gemm.matmul(a, b, d, checked=True, caches=caches)
-        return cuda_ozaki.matmul(a, b, d)
     if d.target == "float64":
-        return reference_ozaki.matmul(a, b, d)
+        return fp64.matmul(a, b, d)
+    if namespace(a, b) is not np:
+        return cuda_gemm.matmul(a, b, d, checked=True, caches=caches)
     return reference_gemm.matmul(a, b, d, parts_a, parts_b)
 
 
@@ -145,13 +146,13 @@ def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: Sc
         Scheme name, e.g. ``"tf32x3"``, ``"bf16x9"``, ``"BF16_BF16_F32_X9"``, ``"ozaki2_int8x14"``;
         see ``splitprec.dtypes()``.
     precision : {"fp32", "fp64"}, optional
-        Pick the cheapest scheme whose bound is fp32 class or fp64 class (``ozaki2_int8x14``,
-        docs/ozaki.md). With neither ``dtype`` nor ``precision``, the operands' dtype picks the
+        Pick the cheapest scheme whose bound is fp32 class, or for ``"fp64"``
+        ``ozaki2_int8_adaptive``: DGEMM's worst-case bound on every input (docs/ozaki.md). With neither ``dtype`` nor ``precision``, the operands' dtype picks the
         target and :func:`splitprec.default_scheme` the scheme (module docstring).
 
     Returns
     -------
-    float32 (float64 for ``ozaki2_int8x<N>``) array of the inputs' kind (numpy, cupy, or the
+    float32 (float64 for the fp64 schemes) array of the inputs' kind (numpy, cupy, or the
     library of a foreign operand, through DLPack); a numpy.float32 (float64) scalar for two 1-D
     numpy operands, as ``numpy.matmul`` (a 0-d array on cupy, as ``cupy.matmul``); a SplitArray
     (or its scalar, for 1-D operands) when either input is one.
@@ -170,8 +171,9 @@ def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: Sc
         GPU operands where no usable CUDA GPU is.
 
     Accuracy: ``accuracy.gemm_bound(a, b, dtype)``, checked by
-    ``tests/test_linalg.py::test_matmul_error_within_bound`` and, for ``ozaki2_int8x<N>``,
-    ``tests/test_ozaki.py::test_matmul_error_within_bound``.
+    ``tests/test_linalg.py::test_matmul_error_within_bound``, for ``ozaki2_int8x<N>``
+    ``tests/test_ozaki.py::test_matmul_error_within_bound``, for ``ozaki2_int8_adaptive``
+    ``tests/test_fp64.py::test_adaptive_error_within_bound_on_spans_and_range_edges``.
 
     Examples
     --------

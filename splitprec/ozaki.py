@@ -11,6 +11,8 @@ the float64 rounding of the recovered integer (docs/bounds.md, "Ozaki scheme II"
 
 Names are ``ozaki2_int8x<N>``, N = number of moduli = number of int8 GEMMs; registered for
 N = 12..18 (``sp.dtype("ozaki2_int8x14")``, or the factory ``ozaki2_int8(moduli=14)``).
+``precision="fp64"`` runs ``ozaki2_int8_adaptive``, which picks among them per product
+(splitprec/ozaki_plan.py).
 """
 from dataclasses import dataclass
 import functools

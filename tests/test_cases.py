@@ -145,8 +145,13 @@ def test_float64_ill_conditioned_dot_has_the_requested_condition_number(cond):
 
 
 def _fraction_product(a, b, i, j):
-    """The float64 nearest to the exact ``a[i] @ b[:, j]`` (one rounding, subnormals included)."""
-    return float(sum(Fraction(float(p)) * Fraction(float(q)) for p, q in zip(a[i], b[:, j])))
+    """The float64 nearest to the exact ``a[i] @ b[:, j]`` (one rounding, subnormals included;
+    ±inf beyond float64's range)."""
+    exact = sum(Fraction(float(p)) * Fraction(float(q)) for p, q in zip(a[i], b[:, j]))
+    try:
+        return float(exact)
+    except OverflowError:
+        return math.inf if exact > 0 else -math.inf
 
 
 @pytest.mark.parametrize("case", FP64, ids=lambda c: c.name)

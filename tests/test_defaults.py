@@ -65,7 +65,7 @@ def test_float64_default_is_separate_from_the_float32_one():
         np.testing.assert_array_equal(sp.matmul(a64, b64), sp.matmul(a64, b64, dtype="ozaki2_int8x16"))
         np.testing.assert_array_equal(sp.matmul(a, b), sp.matmul(a, b, dtype="bf16x6"))
         with sp.default_scheme("fp64"):
-            np.testing.assert_array_equal(sp.matmul(a64, b64), sp.matmul(a64, b64, dtype="ozaki2_int8x14"))
+            np.testing.assert_array_equal(sp.matmul(a64, b64), sp.matmul(a64, b64, precision="fp64"))
 
 
 def test_a_split_array_keeps_its_own_scheme():

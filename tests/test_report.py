@@ -28,8 +28,9 @@ def test_report_quick_runs_as_module_and_writes_every_file(tmp_path):
     last = [line for line in lines[2:] if line.split()[:1] in (["cpu"], ["gpu"])]   # the table's rows
     assert any(line.split()[2:3] == ["bf16x9"] for line in last)
     fp64_rows = [line.split() for line in last if line.split()[2:3] and line.split()[2].startswith("ozaki2")]
-    assert sorted(row[2] for row in fp64_rows) == [f"ozaki2_int8x{n}" for n in range(12, 19)]
+    assert sorted(row[2] for row in fp64_rows) == ["ozaki2_int8_adaptive"] + [f"ozaki2_int8x{n}" for n in range(12, 19)]
     assert {row[2]: row[3] for row in fp64_rows}["ozaki2_int8x14"] == "fp64"       # class column
+    assert {row[2]: row[3] for row in fp64_rows}["ozaki2_int8_adaptive"] == "fp64"
     md = (out / "report.md").read_text()
     assert "All errors are within their bounds." in md
     assert "\n## Where the schemes are not fp32 (fp64) class\n" in md and "\nProvenance: splitprec " in md
@@ -158,7 +159,8 @@ def test_check_on_float64_operands_runs_the_fp64_schemes_against_dgemm():
     rng = np.random.default_rng(1)
     a, b = cases.normal(rng, (6, 300), np.float64), cases.normal(rng, (300, 5), np.float64)
     result = check(a, b)
-    assert [r.scheme for r in result.rows] == FP64 and all(r.ratio <= 1 for r in result.rows)
+    assert [r.scheme for r in result.rows] == ["ozaki2_int8_adaptive"] + FP64
+    assert all(r.ratio <= 1 for r in result.rows)
     assert result.target == "float64" and result.rows[0].native == accuracy.measure._normwise(
         a @ b, accuracy.exact_matmul(a, b))
     assert result.to_markdown().startswith("| scheme | normwise error | max error/bound | max error/prob. bound "
@@ -172,7 +174,7 @@ def test_check_on_float64_operands_runs_the_fp64_schemes_against_dgemm():
     ("float32", ["ozaki2_int8x14"], r"^check: a has dtype float32; scheme 'ozaki2_int8x14' takes float64 "
                                     r"operands \(schemes for float32 operands: bf16, "),
     ("float64", ["bf16x9"], r"^check: a has dtype float64; scheme 'bf16x9' takes float32 operands"),
-    ("mixed", None, r"^check: b has dtype float32; scheme 'ozaki2_int8x12' takes float64 operands"),
+    ("mixed", None, r"^check: b has dtype float32; scheme 'ozaki2_int8_adaptive' takes float64 operands"),
     ("mixed", ["tf32x3"], r"^check: a has dtype float64; scheme 'tf32x3' takes float32 operands"),
     ("int", None, r"^check: a has dtype int64; expected float32 \(or float16\) operands"),
 ])

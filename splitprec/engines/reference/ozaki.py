@@ -29,12 +29,14 @@ def residues(t, d):
 
 
 def crt(r, d, xp=np):
-    """float64 nearest (within 2 roundings) to the integer ``C`` with ``|C| < M/2`` and ``C = r_l
+    """float64 nearest (within one rounding and a tail) to the integer ``C`` with ``|C| < M/2`` and ``C = r_l
     mod m_l`` for every l; ``r`` holds one array per modulus with ``|r_l| < m_l``.
 
     ``S_c = sum_l W[l, c] r_l`` is exact per chunk c; ``q = rint((S_0 + S_1) / M)`` is the multiple
     of M to remove (exact while ``|C| <= 3M/8``); ``T_c = S_c - q M_c`` is exact, and ``C = T_0 +
-    T_1 + T_2 (+ T_3)`` is summed as ``(T_0 + T_1) + (T_2 + T_3)`` (docs/bounds.md, "Ozaki scheme II").
+    T_1 + T_2 (+ T_3)`` is summed as ``h + (e + (T_2 + T_3))`` with ``h + e = T_0 + T_1`` exactly
+    (TwoSum), so the result is rounded once but for the tiny low chunks (docs/bounds.md, "Ozaki
+    scheme II").
     """
     consts = d.crt_constants()
     count, chunks = d.terms, d.chunks
@@ -46,7 +48,10 @@ def crt(r, d, xp=np):
     q = xp.rint((s[0] + s[1]) * inverse)
     t = [s[c] - q * m_chunks[c] for c in range(chunks)]
     low = (t[2] + t[3]) if chunks > 3 else t[2] if chunks > 2 else 0.0
-    return (t[0] + t[1]) + low
+    high = t[0] + t[1]
+    z = high - t[0]
+    error = (t[0] - (high - z)) + (t[1] - z)        # TwoSum: high + error == T_0 + T_1 exactly
+    return high + (error + low)
 
 
 def _modular_products(ra, rb, d):

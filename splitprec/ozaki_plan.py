@@ -1,0 +1,192 @@
+"""The adaptive fp64 scheme ``ozaki2_int8_adaptive`` (``precision="fp64"``): its record and its plan.
+
+The plan makes every entry of ``A @ B`` (float64) as accurate as DGEMM's worst-case bound
+``gamma_k (|A||B|)_ij + k 2**-1075`` (docs/bounds.md, section 15), from O(n**2) passes over the
+operands. Each row of A (column of B) is split into magnitude slices, ``A = A_0 + A_1 + ...``, every
+entry in exactly one slice: slice ``s`` takes the entries of what is left of the row that the
+Ozaki-II scheme's integers hold to a relative ``2**-R`` (``sigma + e >= R``, ``e`` the entry's
+binary exponent, ``sigma`` the row's scaling; exactly where ``R >= 53``), and ``R`` is the fewest
+bits for which the bound holds at this k (:func:`required_bits`). Each slice pair ``A_s B_t`` is
+one fixed-count product ``ozaki2_int8x<N>`` on the rows and columns that the two slices touch
+(the count ``N`` of the least int8 work), and the pair results are added by Sum2 (Ogita, Rump and
+Oishi 2005). A row (column) that would need more than ``max_slices`` slices is computed by
+float64 dot products (DGEMM), and so is a product whose k is too short for any plan to meet the
+bound. Entries whose rows' and columns' norms allow a result beyond float64's range are left to
+:func:`overflow_risk` (float64 dot products, ``splitprec.engines.fp64``).
+"""
+from dataclasses import dataclass
+import math
+
+import numpy as np
+
+from ._backend import namespace
+from .ozaki import SCHEMES, scale_exponents
+
+U64 = 2.0 ** -53
+MAX_SLICES = 4            # slices per row of A / column of B; more -> that row in float64
+OVERFLOW_EXPONENT = 1024  # entries with e_i + e_j >= this may leave float64's range
+RESCUE_EXPONENT = 510     # a risky row's float64 dot products run scaled to 2-norm <= 2**510
+
+
+@dataclass(frozen=True)
+class Ozaki2AdaptiveDType:
+    """``precision="fp64"``: the plan of this module picks slices and a modulus count per product."""
+
+    name: str = "ozaki2_int8_adaptive"
+    base: str = "int8"
+    target: str = "float64"
+    aliases: tuple = ("ozaki2_adaptive",)
+    terms = None              # class attributes: the plan picks N and the slices per call
+    products = None
+    fp32_class = False
+    fp64_class = True         # within DGEMM's worst-case bound on every finite input
+
+
+ADAPTIVE = Ozaki2AdaptiveDType()
+
+
+def gamma(n):
+    """``gamma_n = n u / (1 - n u)`` for float64 (Higham, section 3.1); 0 for n <= 0."""
+    return n * U64 / (1 - n * U64) if n > 0 else 0.0
+
+
+def required_bits(k, pairs, total_bits):
+    """The least ``R`` (``<= 53``; 53 means every slice is exact) for which slices held to
+    ``2**-R``, summed over at most ``pairs`` slice pairs of an Ozaki-II scheme with ``Q_A + Q_B =
+    total_bits``, keep every entry within ``gamma_k |A||B|``; None when none does (k <= 1).
+
+    Per entry (docs/bounds.md, section 15): ``c = 2 rho + rho**2 + u (1 + 2**-50)(1 + rho)**2 +
+    2**(total_bits - 110 - 2R)`` for each pair (rounding of A and B, the CRT's rounding, its tail),
+    plus ``(u + gamma_(P-1)**2)(1 + c)`` for Sum2 over ``P > 1`` pairs, at most ``gamma_k``.
+    """
+    for bits in range(1, 54):
+        rho = 0.0 if bits >= 53 else 2.0 ** -bits
+        pair = 2 * rho + rho * rho + U64 * (1 + 2.0 ** -50) * (1 + rho) ** 2 + \
+            2.0 ** (total_bits - 110 - 2 * bits)
+        total = pair + ((U64 + gamma(pairs - 1) ** 2) * (1 + pair) if pairs > 1 else 0.0)
+        if total * (1 + 2.0 ** -30) <= gamma(k):
+            return bits
+    return None
+
+
+def norm_exponents(x, axis):
+    """``e`` with ``||line||_2 <= 2**e`` for every line of float64 ``x`` along ``axis`` (kept as a
+    length-1 axis; 0 for lines without a nonzero): ``-scale_exponents(x, 0, axis)``."""
+    return -scale_exponents(x, 0, axis)
+
+
+def overflow_risk(a, b):
+    """``(risky, e_a, e_b)``: ``risky[..., i, j]`` where ``e_a[i] + e_b[j] >= 1024``, i.e. where the
+    rows' and columns' 2-norms allow a result (or a partial sum of the Ozaki pieces) beyond float64's
+    range; elsewhere every such value is below ``2**1023 (1 + 2**-10)``. numpy or cupy."""
+    e_a, e_b = norm_exponents(a, -1), norm_exponents(b, -2)
+    return e_a + e_b >= OVERFLOW_EXPONENT, e_a, e_b
+
+
+def slice_levels(x, bits, required, axis, max_slices):
+    """``(level, overfull)`` for float64 ``x`` split along ``axis`` (-1: rows of A, -2: columns of
+    B) for an Ozaki-II side of ``bits`` (``Q``): ``level`` (int8, ``x``'s shape) is each entry's
+    slice, -1 for zeros and for entries left over; ``overfull`` (``x``'s shape with ``axis``
+    dropped) marks the lines left with entries after ``max_slices`` slices.
+
+    Slice ``s`` takes each remaining entry with ``sigma + e >= required``, ``sigma`` the remaining
+    line's scaling (``scale_exponents(rest, bits, axis)``) and ``e`` the entry's exponent
+    (``|x| >= 2**(e - 1)``); the slice alone has a 2-norm no larger, so the engine's own ``sigma``
+    for it is no smaller and the entry's rounding to its integer grid is at most ``2**-required``
+    of it (none where ``sigma + e >= 53``: ``x * 2**sigma`` is then an integer).
+    """
+    xp = namespace(x)
+    level = xp.full(x.shape, -1, np.int8)
+    rest = x
+    for s in range(max_slices):
+        if not bool((rest != 0).any()):
+            break
+        keep = (rest != 0) & (scale_exponents(rest, bits, axis) + xp.frexp(rest)[1] >= required)
+        level = xp.where(keep, np.int8(s), level)
+        rest = xp.where(keep, 0.0, rest)
+    return level, (rest != 0).any(axis=axis)
+
+
+def _lines(mask):
+    """bool (lines,): a line marked in any batch entry of ``mask`` (batch..., lines)."""
+    return mask.reshape(-1, mask.shape[-1]).any(axis=0)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the adaptive scheme runs for one product (see the module docstring).
+
+    ``scheme``: the fixed-count Ozaki-II scheme of the pairs (None: every entry in float64);
+    ``required``: R; ``level_a``/``level_b``: each entry's slice; ``rows[s]``/``cols[t]``: index
+    arrays of the rows of A (columns of B) that slice s (t) touches; ``float64_rows`` /
+    ``float64_cols``: bool masks of the rows (columns) computed by float64 dot products;
+    ``int8_gemms``: int8 GEMMs of the pairs in units of full-size ones; ``float64_share``: the
+    share of the output that float64 dot products compute.
+    """
+
+    scheme: object
+    required: int
+    level_a: object
+    level_b: object
+    rows: tuple
+    cols: tuple
+    float64_rows: object
+    float64_cols: object
+    int8_gemms: float
+    float64_share: float
+
+    def pieces(self, a, b):
+        """``(A_s rows, B_t columns, rows, cols)`` for every slice pair with a nonempty output,
+        in the order the pair results are summed (s, then t)."""
+        for s, rows in enumerate(self.rows):
+            a_s = None
+            for t, cols in enumerate(self.cols):
+                if rows.size and cols.size:
+                    if a_s is None:
+                        a_s = _slice(a, self.level_a, s)[..., rows, :]
+                    yield a_s, _slice(b, self.level_b, t)[..., cols], rows, cols
+
+    @property
+    def everything_float64(self):
+        return self.scheme is None or bool(self.float64_rows.all()) or bool(self.float64_cols.all())
+
+
+def _slice(x, level, s):
+    xp = namespace(x)
+    return xp.where(level == s, x, 0.0)
+
+
+def _candidate(a, b, d, slices):
+    """The plan of the fixed-count scheme ``d`` with at most ``slices`` slices per side, or None."""
+    xp = namespace(a, b)
+    required = required_bits(a.shape[-1], slices * slices, sum(d.bits))
+    if required is None:
+        return None
+    level_a, overfull_a = slice_levels(a, d.bits[0], required, -1, slices)
+    level_b, overfull_b = slice_levels(b, d.bits[1], required, -2, slices)
+    float64_rows, float64_cols = _lines(overfull_a), _lines(overfull_b)
+    rows = tuple(xp.nonzero(_lines((level_a == s).any(axis=-1)) & ~float64_rows)[0] for s in range(slices))
+    cols = tuple(xp.nonzero(_lines((level_b == t).any(axis=-2)) & ~float64_cols)[0] for t in range(slices))
+    m, n = a.shape[-2], b.shape[-1]
+    r64, c64 = int(float64_rows.sum()), int(float64_cols.sum())
+    gemms = sum(d.terms * r.size * c.size for r in rows for c in cols) / (m * n)
+    share = (r64 * n + m * c64 - r64 * c64) / (m * n)
+    return Plan(d, required, level_a, level_b, rows, cols, float64_rows, float64_cols, gemms, share)
+
+
+def plan(a, b, max_slices=MAX_SLICES):
+    """The plan for float64 ``a`` (..., m, k) @ ``b`` (..., k, n), finite, m, n, k >= 1, numpy or
+    cupy: of the registered modulus counts, the one that leaves the least output to float64 dot
+    products and, among those, needs the fewest int8 GEMMs. At most ``min(max_slices,
+    isqrt(k - 1))`` slices per side, so that a result sums at most ``k - 1`` pairs.
+
+    Accuracy: ``accuracy.gemm_bound(a, b, "ozaki2_int8_adaptive")``, within DGEMM's worst-case
+    bound; checked by ``tests/test_fp64.py::test_adaptive_bound_is_within_dgemm_s``.
+    """
+    xp = namespace(a, b)
+    slices = max(1, min(max_slices, math.isqrt(max(a.shape[-1] - 1, 1))))
+    candidates = [p for p in (_candidate(a, b, d, slices) for d in SCHEMES) if p is not None]
+    if not candidates:
+        m, n = a.shape[-2], b.shape[-1]
+        return Plan(None, 0, None, None, (), (), xp.ones(m, bool), xp.ones(n, bool), 0.0, 1.0)
+    return min(candidates, key=lambda p: (p.float64_share, p.int8_gemms))
