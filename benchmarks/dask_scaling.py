@@ -29,7 +29,7 @@ import dask.array as da
 import distributed
 import numpy as np
 
-import accuracy
+from splitprec import accuracy
 import splitprec as sp
 
 GPU_CASE = {"n": 32768, "block": 8192, "scheme": "fp16x3"}

@@ -22,7 +22,7 @@ import cupy
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import splitprec as sp  # noqa: E402
-from accuracy import fft_bound  # noqa: E402
+from splitprec.accuracy import fft_bound  # noqa: E402
 from splitprec.engines.cuda import fft as cuda_fft  # noqa: E402
 from splitprec.engines import plan as fft_plan  # noqa: E402
 from splitprec.dtypes import cheapest  # noqa: E402

@@ -26,8 +26,8 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 import cupy  # noqa: E402
 
 import splitprec as sp  # noqa: E402
-from accuracy.bounds import gemm_bound  # noqa: E402
-from accuracy.reference import exact_matmul  # noqa: E402
+from splitprec.accuracy.bounds import gemm_bound  # noqa: E402
+from splitprec.accuracy.reference import exact_matmul  # noqa: E402
 from splitprec.engines.cuda import gemm as cuda_gemm  # noqa: E402
 from splitprec.engines.cuda import gemm_sm80  # noqa: E402
 from splitprec.engines.cuda import gemm_sm90  # noqa: E402

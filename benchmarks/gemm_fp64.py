@@ -28,7 +28,7 @@ import numpy as np
 import cupy
 
 import splitprec as sp
-from accuracy import exact_matmul, gemm_bound
+from splitprec.accuracy import exact_matmul, gemm_bound
 from splitprec.engines.cuda import ozaki as cuda_ozaki
 from splitprec.ozaki_plan import gamma
 

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-import accuracy
+from splitprec import accuracy
 import splitprec as sp
 
 rng = np.random.default_rng(5)

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from accuracy import cases, exact_matmul
+from splitprec.accuracy import cases, exact_matmul
 
 ALL = cases.registry("full")
 

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from accuracy import cli, report
+from splitprec.accuracy import cli, report
 
 
 @pytest.fixture

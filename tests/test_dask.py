@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 import scipy.signal as scipy_signal
 
-import accuracy
+from splitprec import accuracy
 import splitprec as sp
-from accuracy import exact_matmul, gemm_bound
+from splitprec.accuracy import exact_matmul, gemm_bound
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")

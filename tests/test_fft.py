@@ -6,7 +6,7 @@ import scipy.signal as scipy_signal
 from hypothesis import example, given, strategies as st
 from hypothesis.extra import numpy as hnp
 
-import accuracy
+from splitprec import accuracy
 import splitprec as sp
 from splitprec.engines import plan as fft_plan
 from splitprec.engines.cuda import fft as cuda_fft, launch

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import example, given, strategies as st
 
 import splitprec as sp
-from accuracy import cases, exact_matmul, gemm_bound
-from accuracy.measure import measure_gemm
+from splitprec.accuracy import cases, exact_matmul, gemm_bound
+from splitprec.accuracy.measure import measure_gemm
 from splitprec.engines import fp64
 from splitprec.engines.reference import ozaki as reference_ozaki
 from splitprec.ozaki import SCHEMES, scale_exponents

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import splitprec as sp
-from accuracy.bounds import gemm_bound
-from accuracy.reference import exact_matmul
+from splitprec.accuracy.bounds import gemm_bound
+from splitprec.accuracy.reference import exact_matmul
 from splitprec.engines.cuda import gemm as cuda_gemm
 from splitprec.engines.cuda import split as cuda_split
 from splitprec.engines.cuda import gemm_cublas

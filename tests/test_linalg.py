@@ -141,7 +141,7 @@ def normwise_error(c, exact):
 @pytest.mark.parametrize("k", [64, 1024, 8192])
 @pytest.mark.parametrize("distribution", ["normal", "uniform"])
 def test_fp32_class_schemes_are_as_accurate_as_float32_matmul(k, distribution):
-    from accuracy import exact_matmul
+    from splitprec.accuracy import exact_matmul
     local = np.random.default_rng(k)
     draw = local.standard_normal if distribution == "normal" else local.random
     a = draw((256, k)).astype(np.float32)

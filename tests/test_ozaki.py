@@ -15,7 +15,7 @@ import pytest
 from hypothesis import example, given, strategies as st
 
 import splitprec as sp
-from accuracy import exact_matmul, gemm_bound
+from splitprec.accuracy import exact_matmul, gemm_bound
 from splitprec.engines.cuda import ozaki as cuda_ozaki
 from splitprec.engines.reference import ozaki as reference_ozaki
 from splitprec.dtypes import cheapest

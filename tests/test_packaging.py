@@ -9,7 +9,7 @@ from importlib import metadata
 import pytest
 
 import splitprec
-from accuracy import cli
+from splitprec.accuracy import cli
 from splitprec import fft, linalg
 
 ROOT = os.path.dirname(os.path.dirname(__file__))

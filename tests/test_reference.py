@@ -9,7 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from accuracy import cases, exact_dft, exact_matmul
+from splitprec.accuracy import cases, exact_dft, exact_matmul
 
 
 def fsum_matmul(a, b):

@@ -8,9 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-import accuracy.bounds
-import accuracy.measure
-from accuracy import cases, check, cli, report
+from splitprec import accuracy
+from splitprec.accuracy import cases, check, cli, report
 
 
 def test_report_quick_runs_as_module_and_writes_every_file(tmp_path):
@@ -351,7 +350,7 @@ def test_report_json_holds_provenance_and_every_row(tmp_path):
 
 
 def test_strict_json_writes_inf_as_a_string_and_nan_as_null():
-    from accuracy.report_files import _strict
+    from splitprec.accuracy.report_files import _strict
     assert _strict({"a": [math.inf, -math.inf, math.nan, 1.5], "b": "x"}) == {"a": ["inf", "-inf", None, 1.5], "b": "x"}
 
 
@@ -367,7 +366,7 @@ def test_line_plot_keeps_identical_schemes_apart_marks_exact_errors_and_puts_the
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from accuracy import plots
+    from splitprec.accuracy import plots
     fig, ax = plt.subplots()
     same = [(1, 1e-7), (16, 0.0), (256, 3e-7)]
     plots.draw_lines(ax, {"bf16x6": same, "bf16x9": same}, [(1, 1e-7), (16, 2e-7), (256, 4e-7)], True, "native fp32")
@@ -385,7 +384,7 @@ def test_tightness_plot_has_separate_fp32_and_fp64_panels():
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from accuracy import plots
+    from splitprec.accuracy import plots
     results = report.run("quick", ["bf16x9", "ozaki2_int8x14"], ("gemm",), sizes=[16])
     fig = plots.tightness_figure(plt, results)
     titles = [ax.get_title() for ax in fig.axes]

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import example, given, target
 from hypothesis import strategies as st
 
-from accuracy import cases, exact_matmul, search
-from accuracy.bounds import schemes
-from accuracy.measure import exact_spectrum, gemm_schemes, measure_fft, measure_gemm
+from splitprec.accuracy import cases, exact_matmul, search
+from splitprec.accuracy.bounds import schemes
+from splitprec.accuracy.measure import exact_spectrum, gemm_schemes, measure_fft, measure_gemm
 
 SCHEMES = schemes()  # every registered scheme with a derived bound
 PINNED = search.PINNED_GEMM
@@ -91,7 +91,7 @@ def test_registered_fft_case_within_bound(case):
 
 @given(inputs=search.gemm_inputs(max_k=8, max_side=3), scheme=st.sampled_from(SCHEMES))
 def test_gpu_bound_is_never_below_cpu_bound(inputs, scheme):
-    from accuracy import gemm_bound
+    from splitprec.accuracy import gemm_bound
     a, b = inputs
     assert np.all(gemm_bound(a, b, scheme, "gpu") >= gemm_bound(a, b, scheme, "cpu"))
 
