@@ -57,14 +57,15 @@ def _operand(x, name, op):
     return x.astype(np.float32)
 
 
-def _pow2_scale(mag, fmt, axis):
-    """``2**e`` per slice along ``axis``: the slice maximum lands in ``[2**(emax-1), 2**emax)``
-    (the documented pow2 rule of ``splitprec.split``), 1 for all-zero slices."""
+def _pow2_scale(mag, d, axis):
+    """``2**e`` per slice along ``axis``: the slice maximum lands in ``[2**s, 2**(s+1))``, ``s =
+    d.scale_exponent(k)`` (the documented pow2 rule of ``splitprec.split``), 1 for all-zero slices."""
     if mag.shape[axis] == 0:
         return np.ones(mag.sum(axis=axis, keepdims=True).shape)
     peak = mag.max(axis=axis, keepdims=True)
     _, e = np.frexp(peak)
-    return np.where(peak > 0, np.ldexp(1.0, (e - 1 - (fmt.emax - 1)).astype(np.int32)), 1.0)
+    top = d.scale_exponent(mag.shape[axis])
+    return np.where(peak > 0, np.ldexp(1.0, (e - 1 - top).astype(np.int32)), 1.0)
 
 
 def _split_terms(mag, d, scale):
@@ -175,8 +176,8 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None):
     mag_a = np.where(np.isfinite(a), np.abs(a), 0).astype(np.float64)
     mag_b = np.where(np.isfinite(b), np.abs(b), 0).astype(np.float64)
     pow2 = d.scaling == "pow2"
-    scale_a = _pow2_scale(mag_a, d.format, -1) if pow2 else np.ones(a.shape[:-1] + (1,))
-    scale_b = _pow2_scale(mag_b, d.format, -2) if pow2 else np.ones(b.shape[:-2] + (1, b.shape[-1]))
+    scale_a = _pow2_scale(mag_a, d, -1) if pow2 else np.ones(a.shape[:-1] + (1,))
+    scale_b = _pow2_scale(mag_b, d, -2) if pow2 else np.ones(b.shape[:-2] + (1, b.shape[-1]))
     parts_a, res_a = _split_terms(mag_a, d, scale_a)
     parts_b, res_b = _split_terms(mag_b, d, scale_b)
     taken = set(d.products)
@@ -290,7 +291,7 @@ def _fft_pass(d, r, n, engine, k_block):
     sum_pi = sum(pi[p] * w for (p, q), w in weight.items())
     sum_one = sum(weight.values())
     pow2 = d.scaling == "pow2"
-    f = 2.0 ** (1 - fmt.emax) if pow2 else 1.0          # sigma <= f * (row or column max)
+    f = 2.0 ** -d.scale_exponent(2 * r) if pow2 else 1.0   # sigma <= f * (row or column max)
     b = (eta_t + (ETA32 if pow2 else 0.0)) * f
     alpha = b * (1 + s) + 2 * eta_b * f * sum_pi
     beta = b * b + 4 * eta_b * eta_b * f * f * sum_one + acc_abs * f * f

@@ -118,5 +118,5 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False, cach
     else:
         gemm_sm80(pa, pb, c, d, tile or auto_tile(d, m, n))
     if checked:
-        fix_nonfinite(a, b, c, report)
+        fix_nonfinite(a, b, c, report, (pa.exponent, pb.exponent), d.overflow_exponent(k))
     return c.reshape(batch_shape + (m, n))
