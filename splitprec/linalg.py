@@ -13,7 +13,7 @@ so results beyond the float32 range become ±inf as in the float64 product.
 """
 import numpy as np
 
-from ._backend import is_cupy, namespace
+from ._backend import broadcast_shapes, is_cupy, namespace
 from .dtypes import cheapest, dtype as get_dtype
 from .engines.cuda import gemm as cuda_gemm, ozaki as cuda_ozaki
 from .engines.reference import gemm as reference_gemm, ozaki as reference_ozaki
@@ -84,7 +84,7 @@ def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None), cach
     if a2.shape[-1] != b2.shape[-2]:
         raise ValueError(f"{op}: inner dimensions differ: a has shape {a.shape}, b has shape {b.shape}")
     try:
-        batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+        batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
     except ValueError:
         raise ValueError(f"{op}: batch dimensions do not broadcast: a has shape {a.shape}, "
                          f"b has shape {b.shape}") from None
