@@ -132,15 +132,18 @@ def _engine(xp):
     return reference_fft if xp is np else cuda_fft
 
 
-def _line(x, n, *, kind, inverse, d, nonfinite=None):
-    """The unscaled 1-D transform of the last axis of ``x`` (already resized); ``nonfinite``: as
+def _line(x, n, *, kind, inverse, d, factor, nonfinite=None):
+    """The 1-D transform of the last axis of ``x`` (already resized) times the norm ``factor``, which
+    the engine applies at its power-of-two line scale; ``nonfinite``: as
     :func:`splitprec.engines.cuda.fft.forward`."""
     engine = _engine(namespace(x))
     if kind == "c2r":
-        return engine.real_inverse(x, n, d, nonfinite)
+        return engine.real_inverse(x, n, d, nonfinite, factor)
     if kind == "r2c":
-        return engine.real_forward(x, d, nonfinite)
-    return (engine.inverse if inverse else engine.forward)(x, d, nonfinite=nonfinite)
+        return engine.real_forward(x, d, nonfinite, factor)
+    if inverse:
+        return engine.inverse(x, d, nonfinite, factor)
+    return engine.forward(x, d, nonfinite=nonfinite, factor=factor)
 
 
 def _transform(x, n, axis, *, norm, inverse, kind, d):
@@ -152,20 +155,19 @@ def _transform(x, n, axis, *, norm, inverse, kind, d):
     """
     xp = namespace(x)
     x = _resize(xp.moveaxis(x, axis, -1), n // 2 + 1 if kind == "c2r" else n, xp)
+    factor = _norm_factor(norm, n, inverse)
     if xp is not np:
         x = xp.ascontiguousarray(x)
         flag = xp.zeros(1, np.uint32)
-        y = _line(x, n, kind=kind, inverse=inverse, d=d, nonfinite=flag)
+        y = _line(x, n, kind=kind, inverse=inverse, d=d, factor=factor, nonfinite=flag)
         y = cuda_fft.nan_flagged_lines(x, y, flag)
     else:
         bad = _nonfinite_lines(x, xp)
         any_bad = bool(bad.any())
-        y = _line(xp.where(bad, x.dtype.type(0), x) if any_bad else x, n, kind=kind, inverse=inverse, d=d)
+        y = _line(xp.where(bad, x.dtype.type(0), x) if any_bad else x, n, kind=kind, inverse=inverse, d=d,
+                  factor=factor)
         if any_bad:
             y = _nan_where(bad, y, xp)
-    factor = _norm_factor(norm, n, inverse)
-    if factor != 1.0:
-        y = y * np.float32(factor)
     return xp.moveaxis(y, -1, axis)
 
 

@@ -48,7 +48,7 @@ def peak_emax(d, k):
     return np.int32(d.scale_exponent(k) + 1)
 
 
-def _pow2_exponents(x, emax, axis):
+def pow2_exponents(x, emax, axis):
     """Per-slice pow2 exponents of float32 ``x`` (batch, rows, cols) along ``axis``: (batch, rows) int32
     for -1, (batch, cols) for -2.
 
@@ -90,7 +90,7 @@ def _split_into(x, d, out, *, transpose, pad, row_stride, term_stride, report):
     c at ``out[i * term_stride + r * row_stride + c]`` (rows counted across the batch). Returns the
     output rows' pow2 exponents for pow2 schemes ((batch, output rows) int32; else None): found by
     the split kernel itself where K fits one of its tiles (every output row in one block), else by
-    a pass of ``_pow2_exponents`` first. With
+    a pass of ``pow2_exponents`` first. With
     ``report = (words, peak, lines)`` (a zeroed uint32 cupy array and two indices into it: one word,
     and one per output row across the batch from ``lines`` on) the kernel raises the peak word to
     the largest ``|x|`` bits it reads (NaN/inf included), splits NaN/inf as zeros and sets the line
@@ -105,7 +105,7 @@ def _split_into(x, d, out, *, transpose, pad, row_stride, term_stride, report):
     if find:
         exponent = cupy.empty((batch, out_rows), np.int32)
     elif pow2:
-        exponent = _pow2_exponents(x, emax, -2 if transpose else -1)
+        exponent = pow2_exponents(x, emax, -2 if transpose else -1)
     else:
         exponent = None
     grid = (-(-(cols if transpose else pad) // SPLIT_TILE),
