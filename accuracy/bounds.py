@@ -275,7 +275,18 @@ def _twiddle_error():
 
 
 def _fft_pass(d, r, n, engine, k_block):
-    """``(eta, absolute)`` of one radix-``r`` pass of a length-``n`` transform (section "FFT pass")."""
+    """``(eta, absolute)`` of one radix-``r`` pass of a length-``n`` transform (section "FFT pass"):
+    on the GPU, whose fused kernel leaves tf32 and bf16 sub-vectors unscaled, the larger of the
+    scaled and the unscaled sub-vector models."""
+    if engine == "gpu" and d.base != "fp16":
+        scaled = _fft_pass_model(d, r, n, engine, k_block, True)
+        unscaled = _fft_pass_model(d, r, n, engine, k_block, False)
+        return max(scaled[0], unscaled[0]), max(scaled[1], unscaled[1])
+    return _fft_pass_model(d, r, n, engine, k_block, d.scaling == "pow2")
+
+
+def _fft_pass_model(d, r, n, engine, k_block, pow2):
+    """``(eta, absolute)`` of one pass whose sub-vectors are split with (``pow2``) or without scaling."""
     u, s, t = d.part_bound, d.split_error, d.terms
     fmt = d.format
     taken = set(d.products)
@@ -290,7 +301,6 @@ def _fft_pass(d, r, n, engine, k_block):
     eta_b = fmt.smallest_subnormal / 2
     sum_pi = sum(pi[p] * w for (p, q), w in weight.items())
     sum_one = sum(weight.values())
-    pow2 = d.scaling == "pow2"
     f = 2.0 ** -d.scale_exponent(2 * r) if pow2 else 1.0   # sigma <= f * (row or column max)
     b = (eta_t + (ETA32 if pow2 else 0.0)) * f
     alpha = b * (1 + s) + 2 * eta_b * f * sum_pi
@@ -343,25 +353,53 @@ def _bluestein_bound(d, n, norm_x, engine, k_block):
     return err / y
 
 
-def fft_bound(x, dtype, engine="cpu", *, k_block=256):
-    """Normwise bound on ``||splitprec.fft.fft(x, dtype=dtype) - DFT(x)||_2 / ||DFT(x)||_2``.
+_NORMS = {None: "backward", "backward": "backward", "ortho": "ortho", "forward": "forward"}
+
+
+def _norm_factor(norm, n, inverse, op):
+    """``(c, e_c)``: the exact norm factor of ``splitprec.fft`` and the relative error of its float32
+    rounding (``1/n`` and ``1/sqrt(n)`` are formed in float64 and rounded once to float32)."""
+    if norm not in _NORMS:
+        raise ValueError(f"{op}: unknown norm {norm!r}; expected None, 'backward', 'ortho' or 'forward'")
+    kind = _NORMS[norm]
+    if kind == "ortho":
+        return 1 / math.sqrt(n), U32 + 3 * 2.0 ** -53
+    if (kind == "forward") != inverse:
+        return 1 / n, U32 + 2.0 ** -53
+    return 1.0, 0.0
+
+
+def _line_scale_top(n):
+    """A lower bound of the ``t`` with which the engines scale a line of the transforms of length ``n``
+    (its largest ``|Re|``, ``|Im|`` into ``[2**(t-1), 2**t)``: docs/bounds.md, "Power-of-two line
+    scaling"), real transforms' half-length plans and Bluestein's inner length included."""
+    inner = 0 if fft_radices(n) is not None else (1 << (2 * n - 2).bit_length()).bit_length()
+    return 127 - n.bit_length() - inner - 3
+
+
+def fft_bound(x, dtype, engine="cpu", *, k_block=256, norm=None, inverse=False):
+    """Normwise bound on ``||splitprec.fft.fft(x, dtype=dtype, norm=norm) - c DFT(x)||_2 / ||c DFT(x)||_2``.
 
     Parameters
     ----------
     x : array_like, complex64 or float32, shape ``(..., n)``
-        The signal(s); the transform runs along the last axis, unnormalized (``norm="backward"``).
+        The signal(s); the transform runs along the last axis.
     dtype : str or splitprec.SplitDType
         The scheme.
     engine : {"cpu", "gpu"}
         Accumulator model of the DFT-block products, as in :func:`gemm_bound`.
+    norm : {None, "backward", "ortho", "forward"}, keyword-only
+        numpy's normalization; ``c`` is its factor (``1/n``, ``1/sqrt(n)`` or 1).
+    inverse : bool, keyword-only
+        The bound of ``splitprec.fft.ifft`` (``c`` times the conjugate transform) instead.
 
     Returns
     -------
     float for 1-D ``x``, else a float64 array of shape ``x.shape[:-1]`` (one bound per line);
-    inf for a line holding NaN/inf or large enough to risk float32 overflow, 0 for a zero line.
+    inf for a line holding NaN/inf or whose transform may overflow float32, 0 for a zero line.
 
     Accuracy: derived in docs/bounds.md ("FFT", after Higham ch. 24); checked by
-    ``tests/test_search.py::test_fft_error_within_bound``.
+    ``tests/test_search.py::test_fft_error_within_bound`` and ``tests/test_range.py``.
 
     Examples
     --------
@@ -377,19 +415,20 @@ def fft_bound(x, dtype, engine="cpu", *, k_block=256):
         raise ValueError(f"fft_bound: x has dtype {x.dtype} and shape {x.shape}; expected a "
                          f"float32/complex64 array with a non-empty last axis")
     n = x.shape[-1]
+    factor = _norm_factor(norm, n, inverse, "fft_bound")
     lines = x.reshape(-1, n).astype(np.complex128)
-    out = np.array([_line_bound(d, line, engine, k_block) for line in lines])
+    out = np.array([_line_bound(d, line, engine, k_block, factor) for line in lines])
     return float(out[0]) if x.ndim == 1 else out.reshape(x.shape[:-1])
 
 
-def rfft_bound(x, dtype, engine="cpu", *, k_block=256):
-    """Normwise bound on ``||splitprec.fft.rfft(x, dtype=dtype) - rfft(x)||_2 / ||rfft(x)||_2``.
+def rfft_bound(x, dtype, engine="cpu", *, k_block=256, norm=None):
+    """Normwise bound on ``||splitprec.fft.rfft(x, dtype=dtype, norm=norm) - rfft(x)||_2 / ||rfft(x)||_2``.
 
     Parameters
     ----------
     x : array_like, float32, shape ``(..., n)``
-        Real signal(s); the transform runs along the last axis (``norm="backward"``).
-    dtype, engine, k_block
+        Real signal(s); the transform runs along the last axis.
+    dtype, engine, k_block, norm
         As in :func:`fft_bound`.
 
     Returns
@@ -414,34 +453,56 @@ def rfft_bound(x, dtype, engine="cpu", *, k_block=256):
                          f"array with a non-empty last axis")
     n = x.shape[-1]
     if n % 2:
-        return math.sqrt(2) * fft_bound(x.astype(np.complex64), dtype, engine, k_block=k_block)
+        return math.sqrt(2) * fft_bound(x.astype(np.complex64), dtype, engine, k_block=k_block, norm=norm)
+    c, e_c = _norm_factor(norm, n, False, "rfft_bound")
     beta = np.asarray(fft_bound(np.ascontiguousarray(x).view(np.complex64), dtype, engine, k_block=k_block))
     e_w, mul = _root_error(), _product_error()
     post = U32 + (1 + e_w) * (U32 + (1 + U32) * mul) + e_w * (1 + U32)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        norm_x = np.linalg.norm(x.astype(np.float64), axis=-1) * (1 - 2.0 ** -40)
-        underflow = np.where(norm_x > 0, 8 * math.sqrt(2) * ETA32 / norm_x, 0.0)
-    bound = (math.sqrt(2) * beta + math.sqrt(2) * (1 + beta) * post + U32) / (1 - U32) + underflow
-    bound = np.where(np.isfinite(beta) & np.isfinite(norm_x), _round_up(bound, 16), math.inf)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        x64 = x.astype(np.float64)
+        norm_x = np.linalg.norm(x64, axis=-1) * (1 - 2.0 ** -40)
+        peak = np.abs(x64).max(axis=-1)
+        scaled_norm = norm_x * 2.0 ** (_line_scale_top(n // 2) - 1) / peak     # the post-processing's scale
+        underflow = np.where(norm_x > 0, 8 * math.sqrt(2) * ETA32 / scaled_norm, 0.0)
+        bound = (math.sqrt(2) * beta + math.sqrt(2) * (1 + beta) * post + U32) / (1 - U32) + underflow
+        bound = _normalized(bound, c, e_c, n, norm_x, scaled_norm / math.sqrt(2))
+        overflow = c * n * peak * 4 >= FP32_MAX
+    bound = np.where(np.isfinite(beta) & np.isfinite(norm_x) & ~overflow, _round_up(bound, 16), math.inf)
     bound = np.where(norm_x == 0, 0.0, bound)
     return float(bound) if x.ndim == 1 else bound
 
 
-def _line_bound(d, line, engine, k_block):
+def _normalized(bound, c, e_c, n, norm_x, scaled_norm):
+    """The bound of the transform at the lines' power-of-two scale (``bound``, relative; a line of
+    norm ``scaled_norm`` there, ``norm_x`` unscaled) once its outputs are multiplied by the float32
+    norm factor ``fl32(c)`` there (relative ``e_c``, one rounding each, ``eta_32`` at that scale) and
+    scaled back (one rounding, ``eta_32`` in the result's units) (docs/bounds.md, "Power-of-two line
+    scaling"): ``||y|| = c sqrt(n) ||x||``."""
+    if c != 1.0:
+        bound = (1 + bound) * (1 + e_c) * (1 + U32) - 1 + math.sqrt(2) * ETA32 / (c * scaled_norm)
+    return bound + math.sqrt(2) * ETA32 / (c * norm_x)
+
+
+def _line_bound(d, line, engine, k_block, factor):
+    """The bound of one line: the transform at the line's power-of-two scale (where its norm is at
+    least ``scaled``), the input's rounding to that scale, the norm factor and the scaling back."""
     n = line.size
+    c, e_c = factor
     if not np.isfinite(line).all():
         return math.inf
     norm_x = float(np.linalg.norm(line)) * (1 - 2.0 ** -40)
     if norm_x == 0:
         return 0.0
-    if float(np.abs(line).max()) * 64 * n >= 2.0 ** 126:
-        return math.inf
+    peak = float(max(np.abs(line.real).max(), np.abs(line.imag).max()))
+    if c * math.sqrt(2) * n * peak * (1 + 2.0 ** -10) >= FP32_MAX:
+        return math.inf                                   # an output may be beyond float32's range
+    scaled = norm_x * 2.0 ** (_line_scale_top(n) - 1) / peak
+    rounding = math.sqrt(2 * n) * ETA32 / scaled           # x * 2**-s rounded to float32 once
     if n == 1:
-        return 0.0
-    radices = fft_radices(n)
-    if radices is None:
-        bound = _bluestein_bound(d, n, norm_x, engine, k_block)
+        bound = rounding
+    elif fft_radices(n) is None:
+        bound = _bluestein_bound(d, n, scaled, engine, k_block) + rounding
     else:
-        rel, absolute = _stockham_bound(d, radices, engine, k_block)
-        bound = rel + absolute / (math.sqrt(n) * norm_x)
-    return float(_round_up(bound, 64))
+        rel, absolute = _stockham_bound(d, fft_radices(n), engine, k_block)
+        bound = rel + absolute / (math.sqrt(n) * scaled) + rounding * (1 + rel)
+    return float(_round_up(_normalized(bound, c, e_c, n, norm_x, scaled), 64))

@@ -127,6 +127,18 @@ def _nan_where(bad, y, xp):
     return xp.where(bad, y.dtype.type(complex(np.nan, np.nan) if y.dtype.kind == "c" else np.nan), y)
 
 
+def _without_ignored_parts(c, n, xp):
+    """A copy of the half spectrum ``c`` with the imaginary parts that ``irfft`` ignores (bin 0's and,
+    for even ``n``, bin ``n // 2``'s) zeroed, so that NaN/inf there does not make the line NaN (numpy
+    ignores them whatever their value)."""
+    c = xp.array(c, dtype=np.complex64, order="C")
+    pairs = c.view(np.float32)
+    pairs[..., 1] = 0
+    if n % 2 == 0:
+        pairs[..., n + 1] = 0
+    return c
+
+
 def _engine(xp):
     """The FFT engine of arrays of module ``xp``: the reference engine for numpy, CUDA for cupy."""
     return reference_fft if xp is np else cuda_fft
@@ -155,6 +167,8 @@ def _transform(x, n, axis, *, norm, inverse, kind, d):
     """
     xp = namespace(x)
     x = _resize(xp.moveaxis(x, axis, -1), n // 2 + 1 if kind == "c2r" else n, xp)
+    if kind == "c2r":
+        x = _without_ignored_parts(x, n, xp)
     factor = _norm_factor(norm, n, inverse)
     if xp is not np:
         x = xp.ascontiguousarray(x)

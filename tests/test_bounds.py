@@ -135,9 +135,14 @@ def test_fft_bound_bluestein_is_finite_and_batched_lines_are_separate():
     assert bounds.shape == (2,) and 0 < bounds[0] < 1e-3 and bounds[1] == 0
 
 
-def test_fft_bound_is_inf_for_nonfinite_or_huge_signals():
+def test_fft_bound_is_inf_for_nonfinite_signals_or_where_the_transform_may_overflow():
     assert fft_bound(np.float32([1, np.nan]), "bf16x9") == math.inf
-    assert fft_bound(np.full(8, 3e37, np.complex64), "bf16x9") == math.inf
+    assert fft_bound(np.full(16, 3e37, np.complex64), "bf16x9") == math.inf      # 4.8e38 at bin 0
+    x = np.full(8, 3e37, np.complex64)                                              # 2.4e38: finite
+    bound = fft_bound(x, "bf16x9")
+    assert bound < 1e-5
+    assert np.linalg.norm(splitprec.fft.fft(x, dtype="bf16x9") - np.fft.fft(x.astype(np.complex128))) <= \
+        bound * np.linalg.norm(np.fft.fft(x.astype(np.complex128)))
 
 
 def test_fft_bound_rejects_bad_arguments():

@@ -7,6 +7,7 @@ range are ±inf and the largest finite results are rounded once. FFT: each line 
 of two before the transform and back after it, so tiny and huge lines keep the accuracy of
 mid-range ones and only transforms that overflow float32 give inf.
 """
+import functools
 import math
 
 import numpy as np
@@ -203,3 +204,111 @@ def test_gpu_matmul_across_the_range_like_cpu(name):
         assert (np.abs(c[finite] - exact[finite]) <= gemm_bound(a, b, name, engine="gpu")[finite]).all()
     a = np.ones((1,) * 40 + (2, 3), np.float32)
     assert sp.matmul(cupy.asarray(a), cupy.ones((3, 2), np.float32), dtype=name).shape == (1,) * 40 + (2, 2)
+
+
+# ---- FFT ------------------------------------------------------------------------------------
+
+TRANSFORMS = {"fft": (sp.fft.fft, "c"), "ifft": (sp.fft.ifft, "c"), "rfft": (sp.fft.rfft, "r"),
+              "irfft": (sp.fft.irfft, "c")}
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1), e=st.integers(-160, 100), n=st.sampled_from([2, 12, 61, 64, 97, 250]),
+       op=st.sampled_from(sorted(TRANSFORMS)), norm=st.sampled_from([None, "ortho", "forward"]),
+       name=st.sampled_from(ALL_DTYPES))
+@example(seed=0, e=-125, n=64, op="fft", norm=None, name="bf16x6")
+@example(seed=1, e=-150, n=61, op="ifft", norm=None, name="tf32x3")
+def test_fft_commutes_with_power_of_two_scaling(seed, e, n, op, norm, name):
+    """``fft(2**e x) == 2**e fft(x)`` rounded once, for every transform, norm and scheme, anywhere in
+    float32's range: each line is scaled by a power of two first (bf16x6 had 1.15e-3 on a line of
+    size 2**-125, numpy 2.5e-8)."""
+    transform, kind = TRANSFORMS[op]
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, n)) + (1j * rng.standard_normal((2, n)) if kind == "c" else 0)
+    x = (x * 2.0 ** e).astype(np.complex64 if kind == "c" else np.float32)
+    x0 = (x.astype(np.complex128) * 2.0 ** -e).astype(x.dtype)             # exact: lost bits stay lost
+    y, y0 = transform(x, norm=norm, dtype=name), transform(x0, norm=norm, dtype=name)
+    expected = y0.astype(np.complex128) * 2.0 ** e
+    if expected.dtype.kind == "c" and y.dtype.kind == "c":
+        expected = rounded(expected.real) + 1j * rounded(expected.imag)
+    else:
+        expected = rounded(expected.real)
+    np.testing.assert_array_equal(y, expected.astype(y.dtype))
+
+
+@pytest.mark.parametrize("name", FP32_CLASS + ["fp16x3"])
+@pytest.mark.parametrize("n", [61, 64, 1000])
+def test_fft_near_the_top_is_finite_where_the_transform_is_regression(name, n):
+    """A length-61 signal whose largest output is 0.9 FLT_MAX came back all NaN, and an impulse of
+    1.5 * 2**127 gave five non-finite outputs: Bluestein's chirp-aligned inputs sum to sqrt(n) times
+    the output in its inner transform, and partial sums pass the top even where outputs do not."""
+    j = np.arange(n)
+    chirp = np.exp(1j * np.pi * (j * j % (2 * n)) / n)            # conj of Bluestein's chirp
+    peak_out = np.abs(np.fft.fft(chirp)).max()
+    for x in ((chirp * 0.9 * F / peak_out).astype(np.complex64), np.eye(1, n, 3, np.complex64)[0] * f32(1.5 * 2.0 ** 127)):
+        exact = exact_dft(x)
+        y = sp.fft.fft(x, dtype=name)
+        assert np.isfinite(y).all()
+        assert np.linalg.norm(y - exact) <= fft_bound(x, name) * np.linalg.norm(exact)
+    big = (np.random.default_rng(n).uniform(-1, 1, n) * F / 2).astype(np.complex64)
+    exact = exact_dft(np.conj(big)).conj() / n                     # ifft: finite, though n * ifft is not
+    y = sp.fft.ifft(big, dtype=name)
+    assert np.isfinite(y).all()
+    assert np.linalg.norm(y - exact) <= fft_bound(big, name, inverse=True) * np.linalg.norm(exact)
+
+
+@functools.lru_cache(maxsize=None)
+def subnormal_signals(n):
+    """Complex and real signals of size ~1e-40 (float32 subnormals) and their exact DFTs."""
+    rng = np.random.default_rng(n)
+    x = ((rng.standard_normal(n) + 1j * rng.standard_normal(n)) * 1e-40).astype(np.complex64)
+    xr = (rng.standard_normal(n) * 1e-40).astype(np.float32)
+    return x, exact_dft(np.conj(x)).conj(), xr, exact_dft(xr.astype(np.complex64))[:n // 2 + 1]
+
+
+@pytest.mark.parametrize("n, norm", [(3125, None), (3125, "ortho"), (250, "forward"), (97, None), (64, "ortho")])
+def test_ifft_of_subnormal_data_within_bound_regression(n, norm):
+    """ifft of subnormal data, n = 3125, fp16x3 had error/bound 1.13: the bound now models the norm
+    factor, applied at the line's scale, and the one rounding of subnormal outputs."""
+    x, inverse, xr, forward = subnormal_signals(n)
+    c = {None: 1 / n, "ortho": 1 / math.sqrt(n), "forward": 1.0}[norm]
+    c_real = {None: 1, "ortho": 1 / math.sqrt(n), "forward": 1 / n}[norm]
+    for name in ALL_DTYPES:
+        y = sp.fft.ifft(x, norm=norm, dtype=name)
+        assert np.linalg.norm(y - c * inverse) <= fft_bound(x, name, inverse=True, norm=norm) * np.linalg.norm(c * inverse)
+        y = sp.fft.rfft(xr, norm=norm, dtype=name)
+        assert np.linalg.norm(y - c_real * forward) <= rfft_bound(xr, name, norm=norm) * np.linalg.norm(c_real * forward)
+
+
+@pytest.mark.parametrize("n", [4, 5])
+@pytest.mark.parametrize("where", [0, -1])
+def test_irfft_nonfinite_imaginary_bin_parts_propagate_as_numpy(n, where):
+    """numpy ignores the imaginary parts of bin 0 and (even n) bin n/2, NaN and inf included; the
+    whole line came back NaN."""
+    for bad in (np.nan, np.inf):
+        c = np.complex64([1 + 2j, 2 - 1j, 3 + 5j])
+        c.imag[where] = bad
+        ours, theirs = sp.fft.irfft(c, n=n), np.fft.irfft(c.astype(np.complex128), n=n)
+        if where == 0 or n % 2 == 0:
+            assert np.isfinite(theirs).all() and np.isfinite(ours).all()
+        else:                                            # bin 2 of n = 5 counts: a line with NaN/inf is NaN
+            assert not np.isfinite(theirs).all() and np.isnan(ours).all()
+    c = np.complex64([1 + 2j, 2 - 1j, 3 + 5j])
+    np.testing.assert_allclose(sp.fft.irfft(c, n=n), np.fft.irfft(c.astype(np.complex128), n=n), rtol=0, atol=1e-6)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", FP32_CLASS + ["fp16x3"])
+@pytest.mark.parametrize("n", [64, 61, 4096, 8192])
+def test_gpu_fft_of_tiny_and_huge_lines_like_cpu(name, n):
+    """Lines of subnormals kept their values only on the CPU, and near the top of the range the GPU
+    overflowed like the CPU did: both now scale each line, and stay within the bound."""
+    import cupy
+    rng = np.random.default_rng(n)
+    for scale in (1e-41, 2.0 ** -125, 1.0, F / (4 * n)):
+        x = ((rng.standard_normal(n) + 1j * rng.standard_normal(n)) * scale).astype(np.complex64)
+        for inverse in (False, True):
+            y = cupy.asnumpy((sp.fft.ifft if inverse else sp.fft.fft)(cupy.asarray(x), dtype=name))
+            exact = exact_dft(np.conj(x)).conj() / n if inverse else exact_dft(x)
+            assert np.isfinite(y).all()
+            assert np.linalg.norm(y - exact) <= fft_bound(x, name, "gpu", inverse=inverse) * np.linalg.norm(exact)
