@@ -67,14 +67,15 @@ def _operand(x, name, op):
     return x.astype(np.float32)
 
 
-def _pow2_scale(mag, fmt, axis):
-    """``2**e`` per slice along ``axis``: the slice maximum lands in ``[2**(emax-1), 2**emax)``
-    (the documented pow2 rule of ``splitprec.split``), 1 for all-zero slices."""
+def _pow2_scale(mag, d, axis):
+    """``2**e`` per slice along ``axis``: the slice maximum lands in ``[2**s, 2**(s+1))``, ``s =
+    d.scale_exponent(k)`` (the documented pow2 rule of ``splitprec.split``), 1 for all-zero slices."""
     if mag.shape[axis] == 0:
         return np.ones(mag.sum(axis=axis, keepdims=True).shape)
     peak = mag.max(axis=axis, keepdims=True)
     _, e = np.frexp(peak)
-    return np.where(peak > 0, np.ldexp(1.0, (e - 1 - (fmt.emax - 1)).astype(np.int32)), 1.0)
+    top = d.scale_exponent(mag.shape[axis])
+    return np.where(peak > 0, np.ldexp(1.0, (e - 1 - top).astype(np.int32)), 1.0)
 
 
 def _split_terms(mag, d, scale):
@@ -211,8 +212,8 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None, k
     mag_a = np.where(np.isfinite(a), np.abs(a), 0).astype(np.float64)
     mag_b = np.where(np.isfinite(b), np.abs(b), 0).astype(np.float64)
     pow2 = d.scaling == "pow2"
-    scale_a = _pow2_scale(mag_a, d.format, -1) if pow2 else np.ones(a.shape[:-1] + (1,))
-    scale_b = _pow2_scale(mag_b, d.format, -2) if pow2 else np.ones(b.shape[:-2] + (1, b.shape[-1]))
+    scale_a = _pow2_scale(mag_a, d, -1) if pow2 else np.ones(a.shape[:-1] + (1,))
+    scale_b = _pow2_scale(mag_b, d, -2) if pow2 else np.ones(b.shape[:-2] + (1, b.shape[-1]))
     parts_a, res_a = _split_terms(mag_a, d, scale_a)
     parts_b, res_b = _split_terms(mag_b, d, scale_b)
     taken = set(d.products)
@@ -311,8 +312,18 @@ def _twiddle_error():
 
 
 def _fft_pass(d, r, n, engine, k_block, lam):
-    """``(eta, absolute)`` of one radix-``r`` pass of a length-``n`` transform (section "FFT pass");
-    ``lam`` as in :func:`_accumulation`."""
+    """``(eta, absolute)`` of one radix-``r`` pass of a length-``n`` transform (section "FFT pass"):
+    on the GPU, whose fused kernel leaves tf32 and bf16 sub-vectors unscaled, the larger of the
+    scaled and the unscaled sub-vector models; ``lam`` as in :func:`_accumulation`."""
+    if engine == "gpu" and d.base != "fp16":
+        scaled = _fft_pass_model(d, r, n, engine, k_block, True, lam)
+        unscaled = _fft_pass_model(d, r, n, engine, k_block, False, lam)
+        return max(scaled[0], unscaled[0]), max(scaled[1], unscaled[1])
+    return _fft_pass_model(d, r, n, engine, k_block, d.scaling == "pow2", lam)
+
+
+def _fft_pass_model(d, r, n, engine, k_block, pow2, lam):
+    """``(eta, absolute)`` of one pass whose sub-vectors are split with (``pow2``) or without scaling."""
     u, s, t = d.part_bound, d.split_error, d.terms
     fmt = d.format
     taken = set(d.products)
@@ -327,8 +338,7 @@ def _fft_pass(d, r, n, engine, k_block, lam):
     eta_b = fmt.smallest_subnormal / 2
     sum_pi = sum(pi[p] * w for (p, q), w in weight.items())
     sum_one = sum(weight.values())
-    pow2 = d.scaling == "pow2"
-    f = 2.0 ** (1 - fmt.emax) if pow2 else 1.0          # sigma <= f * (row or column max)
+    f = 2.0 ** -d.scale_exponent(2 * r) if pow2 else 1.0   # sigma <= f * (row or column max)
     b = (eta_t + (ETA32 if pow2 else 0.0)) * f
     alpha = b * (1 + s) + 2 * eta_b * f * sum_pi
     beta = b * b + 4 * eta_b * eta_b * f * f * sum_one + acc_abs * f * f
@@ -392,18 +402,46 @@ def _signal(x, op, accepted, kinds):
     return x
 
 
-def fft_bound(x, dtype, engine="cpu", *, k_block=256, kind="rigorous", confidence=0.999):
-    """Normwise bound on ``||splitprec.fft.fft(x, dtype=dtype) - DFT(x)||_2 / ||DFT(x)||_2``.
+_NORMS = {None: "backward", "backward": "backward", "ortho": "ortho", "forward": "forward"}
+
+
+def _norm_factor(norm, n, inverse, op):
+    """``(c, e_c)``: the exact norm factor of ``splitprec.fft`` and the relative error of its float32
+    rounding (``1/n`` and ``1/sqrt(n)`` are formed in float64 and rounded once to float32)."""
+    if norm not in _NORMS:
+        raise ValueError(f"{op}: unknown norm {norm!r}; expected None, 'backward', 'ortho' or 'forward'")
+    kind = _NORMS[norm]
+    if kind == "ortho":
+        return 1 / math.sqrt(n), U32 + 3 * 2.0 ** -53
+    if (kind == "forward") != inverse:
+        return 1 / n, U32 + 2.0 ** -53
+    return 1.0, 0.0
+
+
+def _line_scale_top(n):
+    """A lower bound of the ``t`` with which the engines scale a line of the transforms of length ``n``
+    (its largest ``|Re|``, ``|Im|`` into ``[2**(t-1), 2**t)``: docs/bounds.md, "Power-of-two line
+    scaling"), real transforms' half-length plans and Bluestein's inner length included."""
+    inner = 0 if fft_radices(n) is not None else (1 << (2 * n - 2).bit_length()).bit_length()
+    return 127 - n.bit_length() - inner - 3
+
+
+def fft_bound(x, dtype, engine="cpu", *, k_block=256, norm=None, inverse=False, kind="rigorous",
+              confidence=0.999):
+    """Normwise bound on ``||splitprec.fft.fft(x, dtype=dtype, norm=norm) - c DFT(x)||_2 / ||c DFT(x)||_2``.
 
     Parameters
     ----------
-    x : array_like, complex64, float32 (or float16), shape ``(..., n)``
-        The signal(s); the transform runs along the last axis, unnormalized (``norm="backward"``).
-        float64 and complex128 are refused, as ``splitprec.fft`` refuses them.
+    x : array_like, complex64 or float32, shape ``(..., n)``
+        The signal(s); the transform runs along the last axis.
     dtype : str or splitprec.SplitDType
         The scheme.
     engine : {"cpu", "gpu"}
         Accumulator model of the DFT-block products, as in :func:`gemm_bound`.
+    norm : {None, "backward", "ortho", "forward"}, keyword-only
+        numpy's normalization; ``c`` is its factor (``1/n``, ``1/sqrt(n)`` or 1).
+    inverse : bool, keyword-only
+        The bound of ``splitprec.fft.ifft`` (``c`` times the conjugate transform) instead.
     kind, confidence : keyword-only
         As in :func:`gemm_bound`: ``kind="probabilistic"`` bounds each line with probability at
         least ``confidence`` under Higham & Mary's model; only the round-to-nearest accumulation
@@ -413,7 +451,7 @@ def fft_bound(x, dtype, engine="cpu", *, k_block=256, kind="rigorous", confidenc
     Returns
     -------
     float for 1-D ``x``, else a float64 array of shape ``x.shape[:-1]`` (one bound per line);
-    inf for a line holding NaN/inf or large enough to risk float32 overflow, 0 for a zero line.
+    inf for a line holding NaN/inf or whose transform may overflow float32, 0 for a zero line.
 
     Raises
     ------
@@ -423,7 +461,7 @@ def fft_bound(x, dtype, engine="cpu", *, k_block=256, kind="rigorous", confidenc
         A 0-d ``x`` or an empty last axis; unknown scheme, engine or kind; confidence outside (0, 1).
 
     Accuracy: derived in docs/bounds.md ("FFT", after Higham ch. 24); checked by
-    ``tests/test_search.py::test_fft_error_within_bound``.
+    ``tests/test_search.py::test_fft_error_within_bound`` and ``tests/test_range.py``.
 
     Examples
     --------
@@ -438,9 +476,10 @@ def fft_bound(x, dtype, engine="cpu", *, k_block=256, kind="rigorous", confidenc
         raise ValueError(f"{op}: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")
     x = _signal(x, op, (np.float16, np.float32, np.complex64), "float32, complex64 (or float16)")
     n = x.shape[-1]
+    factor = _norm_factor(norm, n, inverse, "fft_bound")
     lines = x.reshape(-1, n).astype(np.complex128)
     lam = _fft_lam(d, n, confidence) if random_errors else None
-    out = np.array([_line_bound(d, line, engine, k_block, lam) for line in lines])
+    out = np.array([_line_bound(d, line, engine, k_block, factor, lam) for line in lines])
     return float(out[0]) if x.ndim == 1 else out.reshape(x.shape[:-1])
 
 
@@ -456,14 +495,14 @@ def _fft_lam(d, n, confidence):
     return probabilistic.lam(confidence, count, U32)
 
 
-def rfft_bound(x, dtype, engine="cpu", *, k_block=256, kind="rigorous", confidence=0.999):
-    """Normwise bound on ``||splitprec.fft.rfft(x, dtype=dtype) - rfft(x)||_2 / ||rfft(x)||_2``.
+def rfft_bound(x, dtype, engine="cpu", *, k_block=256, norm=None, kind="rigorous", confidence=0.999):
+    """Normwise bound on ``||splitprec.fft.rfft(x, dtype=dtype, norm=norm) - rfft(x)||_2 / ||rfft(x)||_2``.
 
     Parameters
     ----------
-    x : array_like, float32 (or float16), shape ``(..., n)``
-        Real signal(s); the transform runs along the last axis (``norm="backward"``).
-    dtype, engine, k_block, kind, confidence
+    x : array_like, float32, shape ``(..., n)``
+        Real signal(s); the transform runs along the last axis.
+    dtype, engine, k_block, norm, kind, confidence
         As in :func:`fft_bound`.
 
     Returns
@@ -493,34 +532,56 @@ def rfft_bound(x, dtype, engine="cpu", *, k_block=256, kind="rigorous", confiden
     n = x.shape[-1]
     options = dict(k_block=k_block, kind=kind, confidence=confidence)
     if n % 2:
-        return math.sqrt(2) * fft_bound(x.astype(np.complex64), dtype, engine, **options)
+        return math.sqrt(2) * fft_bound(x.astype(np.complex64), dtype, engine, norm=norm, **options)
+    c, e_c = _norm_factor(norm, n, False, "rfft_bound")
     beta = np.asarray(fft_bound(np.ascontiguousarray(x).view(np.complex64), dtype, engine, **options))
     e_w, mul = _root_error(), _product_error()
     post = U32 + (1 + e_w) * (U32 + (1 + U32) * mul) + e_w * (1 + U32)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        norm_x = np.linalg.norm(x.astype(np.float64), axis=-1) * (1 - 2.0 ** -40)
-        underflow = np.where(norm_x > 0, 8 * math.sqrt(2) * ETA32 / norm_x, 0.0)
-    bound = (math.sqrt(2) * beta + math.sqrt(2) * (1 + beta) * post + U32) / (1 - U32) + underflow
-    bound = np.where(np.isfinite(beta) & np.isfinite(norm_x), _round_up(bound, 16), math.inf)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        x64 = x.astype(np.float64)
+        norm_x = np.linalg.norm(x64, axis=-1) * (1 - 2.0 ** -40)
+        peak = np.abs(x64).max(axis=-1)
+        scaled_norm = norm_x * 2.0 ** (_line_scale_top(n // 2) - 1) / peak     # the post-processing's scale
+        underflow = np.where(norm_x > 0, 8 * math.sqrt(2) * ETA32 / scaled_norm, 0.0)
+        bound = (math.sqrt(2) * beta + math.sqrt(2) * (1 + beta) * post + U32) / (1 - U32) + underflow
+        bound = _normalized(bound, c, e_c, n, norm_x, scaled_norm / math.sqrt(2))
+        overflow = c * n * peak * 4 >= FP32_MAX
+    bound = np.where(np.isfinite(beta) & np.isfinite(norm_x) & ~overflow, _round_up(bound, 16), math.inf)
     bound = np.where(norm_x == 0, 0.0, bound)
     return float(bound) if x.ndim == 1 else bound
 
 
-def _line_bound(d, line, engine, k_block, lam):
+def _normalized(bound, c, e_c, n, norm_x, scaled_norm):
+    """The bound of the transform at the lines' power-of-two scale (``bound``, relative; a line of
+    norm ``scaled_norm`` there, ``norm_x`` unscaled) once its outputs are multiplied by the float32
+    norm factor ``fl32(c)`` there (relative ``e_c``, one rounding each, ``eta_32`` at that scale) and
+    scaled back (one rounding, ``eta_32`` in the result's units) (docs/bounds.md, "Power-of-two line
+    scaling"): ``||y|| = c sqrt(n) ||x||``."""
+    if c != 1.0:
+        bound = (1 + bound) * (1 + e_c) * (1 + U32) - 1 + math.sqrt(2) * ETA32 / (c * scaled_norm)
+    return bound + math.sqrt(2) * ETA32 / (c * norm_x)
+
+
+def _line_bound(d, line, engine, k_block, factor, lam):
+    """The bound of one line: the transform at the line's power-of-two scale (where its norm is at
+    least ``scaled``), the input's rounding to that scale, the norm factor and the scaling back."""
     n = line.size
+    c, e_c = factor
     if not np.isfinite(line).all():
         return math.inf
     norm_x = float(np.linalg.norm(line)) * (1 - 2.0 ** -40)
     if norm_x == 0:
         return 0.0
-    if float(np.abs(line).max()) * 64 * n >= 2.0 ** 126:
-        return math.inf
+    peak = float(max(np.abs(line.real).max(), np.abs(line.imag).max()))
+    if c * math.sqrt(2) * n * peak * (1 + 2.0 ** -10) >= FP32_MAX:
+        return math.inf                                   # an output may be beyond float32's range
+    scaled = norm_x * 2.0 ** (_line_scale_top(n) - 1) / peak
+    rounding = math.sqrt(2 * n) * ETA32 / scaled           # x * 2**-s rounded to float32 once
     if n == 1:
-        return 0.0
-    radices = fft_radices(n)
-    if radices is None:
-        bound = _bluestein_bound(d, n, norm_x, engine, k_block, lam)
+        bound = rounding
+    elif fft_radices(n) is None:
+        bound = _bluestein_bound(d, n, scaled, engine, k_block, lam) + rounding
     else:
-        rel, absolute = _stockham_bound(d, radices, engine, k_block, lam)
-        bound = rel + absolute / (math.sqrt(n) * norm_x)
-    return float(_round_up(bound, 64))
+        rel, absolute = _stockham_bound(d, fft_radices(n), engine, k_block, lam)
+        bound = rel + absolute / (math.sqrt(n) * scaled) + rounding * (1 + rel)
+    return float(_round_up(_normalized(bound, c, e_c, n, norm_x, scaled), 64))

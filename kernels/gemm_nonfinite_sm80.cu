@@ -9,29 +9,47 @@
 //    sign, NaN/inf kept): a sum of integers of magnitude <= k, so its NaN/inf are exactly the
 //    product's (inf * 0 and inf - inf are NaN), and it is never finite, since a NaN/inf input meets
 //    a sign or a zero;
-//  - float32 only: where 2 k max|A| max|B| may pass float32's largest value, recomputes every other
-//    non-finite entry (a narrow product or partial sum that overflowed) as a float64 dot product
-//    rounded to float32: finite if the product is, else the product's signed inf.
+//  - float32 only: where 2 k max|A| max|B| may reach 2**125, recomputes every other entry that may
+//    reach the top of float32's range (its pow2 row and column exponents sum to at least
+//    `overflow_exponent`, SplitDType.overflow_exponent) or that overflowed, as a float64 dot product
+//    rounded once to float32, ties to even: finite if the product is, else the product's signed inf.
+// Signs and float64 operands come from the bits: cupy compiles with -ftz=true, which would flush a
+// subnormal before a comparison or a conversion (and turn inf * subnormal into inf * 0 = NaN).
 
-// x if it is NaN/inf, else its sign (0 for zeros).
-template <typename T>
-__device__ __forceinline__ T sign_or_special(T x) {
-  return isfinite(x) ? static_cast<T>((x > T(0)) - (x < T(0))) : x;
+// x if it is NaN/inf, else its sign (0 for zeros), from the bits.
+__device__ __forceinline__ float sign_or_special(float x) {
+  const unsigned magnitude = __float_as_uint(x) & 0x7FFFFFFFu;
+  if (magnitude >= 0x7F800000u) return x;
+  return magnitude == 0u ? 0.0f : (__float_as_uint(x) >> 31 ? -1.0f : 1.0f);
+}
+
+__device__ __forceinline__ double sign_or_special(double x) {
+  return isfinite(x) ? static_cast<double>((x > 0.0) - (x < 0.0)) : x;
+}
+
+// float32 -> float64 exactly, subnormals kept (PTX without .ftz).
+__device__ __forceinline__ double widen_keep_subnormals(float x) {
+  double wide;
+  asm("cvt.f64.f32 %0, %1;" : "=d"(wide) : "f"(x));
+  return wide;
 }
 
 // a: (a_batches, m, k), b: (b_batches, k, n), c: (batch, m, n) of T, contiguous; a_batches and
 // b_batches are batch or 1 (broadcast). peaks[0], peaks[1]: the largest |A| and |B| bits;
 // lines_a (a_batches, m) and lines_b (b_batches, n): nonzero where a row of A / column of B holds
-// NaN/inf.
+// NaN/inf; exponent_a (a_batches, m), exponent_b (b_batches, n): the float32 split's pow2 exponents
+// (null for float64).
 template <typename T>
 __global__ void __launch_bounds__(256)
 gemm_nonfinite(const T* a, const T* b, T* c, const unsigned* peaks, const unsigned* lines_a,
-               const unsigned* lines_b, int m, int n, int k, long long batch, int a_batched, int b_batched) {
+               const unsigned* lines_b, int m, int n, int k, long long batch, int a_batched, int b_batched,
+               const int* exponent_a, const int* exponent_b, int overflow_exponent) {
   const unsigned peak_a = peaks[0], peak_b = peaks[1];
   const bool special = max(peak_a, peak_b) >= 0x7F800000u;
-  const double largest_a = __uint_as_float(min(peak_a, 0x7F7FFFFFu));
-  const double largest_b = __uint_as_float(min(peak_b, 0x7F7FFFFFu));
-  const bool overflow = sizeof(T) == 4 && 2.0 * k * largest_a * largest_b >= 3.4028234663852886e38;
+  const double largest_a = widen_keep_subnormals(__uint_as_float(min(peak_a, 0x7F7FFFFFu)));
+  const double largest_b = widen_keep_subnormals(__uint_as_float(min(peak_b, 0x7F7FFFFFu)));
+  // An entry flagged by the exponents has k |A|_row,max |B|_col,max >= 2**124 (docs/bounds.md, section 7).
+  const bool overflow = sizeof(T) == 4 && 2.0 * k * largest_a * largest_b >= 0x1p125;
   if (!special && !overflow) return;
   const long long entries = batch * m * n;
   for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < entries;
@@ -47,10 +65,12 @@ gemm_nonfinite(const T* a, const T* b, T* c, const unsigned* peaks, const unsign
         pattern += sign_or_special(row[q]) * sign_or_special(col[static_cast<long long>(q) * n]);
       c[e] = pattern;
     } else if constexpr (sizeof(T) == 4) {
-      if (!overflow || isfinite(c[e])) continue;
+      if (!overflow) continue;
+      const bool near_top = exponent_a && exponent_a[za * m + i] + exponent_b[zb * n + j] >= overflow_exponent;
+      if (!near_top && isfinite(c[e])) continue;
       double dot = 0.0;
       for (int q = 0; q < k; ++q)
-        dot = fma(static_cast<double>(row[q]), static_cast<double>(col[static_cast<long long>(q) * n]), dot);
+        dot = fma(widen_keep_subnormals(row[q]), widen_keep_subnormals(col[static_cast<long long>(q) * n]), dot);
       float rounded;   // one rounding, float32 subnormals kept (cupy compiles with -ftz=true)
       asm("cvt.rn.f32.f64 %0, %1;" : "=f"(rounded) : "d"(dot));
       c[e] = rounded;

@@ -1,4 +1,5 @@
-"""Array-namespace helpers: the same code runs on numpy and cupy arrays; cupy is imported lazily."""
+"""Array-namespace helpers: the same code runs on numpy and cupy arrays; cupy is imported lazily.
+Also ``broadcast_shapes``, for the batch shapes of any ndim numpy allows."""
 import functools
 import sys
 
@@ -67,3 +68,24 @@ def supply_dask_layer(loader):
 def dask_layer():
     """``splitprec.dask`` (imported, with dask, when the first dask array arrives)."""
     return _dask_loader[0]()
+
+
+def broadcast_shapes(*shapes):
+    """numpy's broadcast of ``shapes`` (tuples) for any number of dimensions: ``numpy.broadcast_shapes``
+    builds an iterator, limited to 32 dimensions, where arrays and ``numpy.matmul`` take 64.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not broadcast (as ``numpy.broadcast_shapes``).
+    """
+    ndim = max((len(s) for s in shapes), default=0)
+    padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
+    result = []
+    for sizes in zip(*padded):
+        others = {n for n in sizes if n != 1}
+        if len(others) > 1:
+            raise ValueError(f"shape mismatch: objects cannot be broadcast to a single shape: "
+                             f"{', '.join(map(str, shapes))}")
+        result.append(others.pop() if others else 1)
+    return tuple(result)

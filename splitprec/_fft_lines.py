@@ -108,20 +108,35 @@ def nan_where(bad, y, xp):
     return xp.where(bad, y.dtype.type(complex(np.nan, np.nan) if y.dtype.kind == "c" else np.nan), y)
 
 
+def _without_ignored_parts(c, n, xp):
+    """A copy of the half spectrum ``c`` with the imaginary parts that ``irfft`` ignores (bin 0's and,
+    for even ``n``, bin ``n // 2``'s) zeroed, so that NaN/inf there does not make the line NaN (numpy
+    ignores them whatever their value)."""
+    c = xp.array(c, dtype=np.complex64, order="C")
+    pairs = c.view(np.float32)
+    pairs[..., 1] = 0
+    if n % 2 == 0:
+        pairs[..., n + 1] = 0
+    return c
+
+
 def engine(xp):
     """The FFT engine of arrays of module ``xp``: the reference engine for numpy, CUDA for cupy."""
     return reference_fft if xp is np else cuda_fft
 
 
-def _line(x, n, *, kind, inverse, d, nonfinite=None):
-    """The unscaled 1-D transform of the last axis of ``x`` (already resized); ``nonfinite``: as
+def _line(x, n, *, kind, inverse, d, factor, nonfinite=None):
+    """The 1-D transform of the last axis of ``x`` (already resized) times the norm ``factor``, which
+    the engine applies at its power-of-two line scale; ``nonfinite``: as
     :func:`splitprec.engines.cuda.fft.forward`."""
     lines = engine(namespace(x))
     if kind == "c2r":
-        return lines.real_inverse(x, n, d, nonfinite)
+        return lines.real_inverse(x, n, d, nonfinite, factor)
     if kind == "r2c":
-        return lines.real_forward(x, d, nonfinite)
-    return (lines.inverse if inverse else lines.forward)(x, d, nonfinite=nonfinite)
+        return lines.real_forward(x, d, nonfinite, factor)
+    if inverse:
+        return lines.inverse(x, d, nonfinite, factor)
+    return lines.forward(x, d, nonfinite=nonfinite, factor=factor)
 
 
 def transform(x, n, axis, *, norm, inverse, kind, d):
@@ -133,20 +148,21 @@ def transform(x, n, axis, *, norm, inverse, kind, d):
     """
     xp = namespace(x)
     x = _resize(xp.moveaxis(x, axis, -1), n // 2 + 1 if kind == "c2r" else n, xp)
+    if kind == "c2r":
+        x = _without_ignored_parts(x, n, xp)
+    factor = _norm_factor(norm, n, inverse)
     if xp is not np:
         x = xp.ascontiguousarray(x)
         flag = xp.zeros(1, np.uint32)
-        y = _line(x, n, kind=kind, inverse=inverse, d=d, nonfinite=flag)
+        y = _line(x, n, kind=kind, inverse=inverse, d=d, factor=factor, nonfinite=flag)
         y = cuda_fft.nan_flagged_lines(x, y, flag)
     else:
         bad = nonfinite_lines(x, xp)
         any_bad = bool(bad.any())
-        y = _line(xp.where(bad, x.dtype.type(0), x) if any_bad else x, n, kind=kind, inverse=inverse, d=d)
+        y = _line(xp.where(bad, x.dtype.type(0), x) if any_bad else x, n, kind=kind, inverse=inverse, d=d,
+                  factor=factor)
         if any_bad:
             y = nan_where(bad, y, xp)
-    factor = _norm_factor(norm, n, inverse)
-    if factor != 1.0:
-        y = y * np.float32(factor)
     return xp.moveaxis(y, -1, axis)
 
 

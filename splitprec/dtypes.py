@@ -4,7 +4,10 @@ Names follow ``<part format>x<number of narrow products>`` (``tf32x3``, ``bf16x9
 schemes carry the bare format name (``tf32``, ``bf16``, ``fp16``). A value ``x`` of the target
 precision is split into ``terms`` parts of the ``base`` format: ``hi``, ``mid``, ``lo``. Part ``i``
 is stored multiplied by ``2**(i*shift)`` so that it stays in the base format's normal range, and
-schemes with ``scaling == "pow2"`` also scale each row of A and column of B by a power of two.
+schemes with ``scaling == "pow2"`` (every float32 scheme) first scale each row of A and column of B
+by a power of two that puts its largest magnitude into the binade ``2**scale_exponent(k)``: exact,
+undone after the products, so that the parts stay out of the base format's subnormal and overflow
+ranges wherever the data lies in float32's (docs/bounds.md, section 2).
 A product ``A @ B`` is the sum of the narrow products ``A_i @ B_j`` over ``products``, smallest first.
 Everything per-scheme (split, engines, bounds, kernel dispatch) reads these records.
 The fp64-class schemes ``ozaki2_int8x<N>`` (float64 target, CRT over N int8 moduli) are
@@ -34,6 +37,8 @@ from .ozaki import SCHEMES as _OZAKI2_SCHEMES, Ozaki2DType
 from .ozaki_plan import ADAPTIVE, Ozaki2AdaptiveDType
 
 FP32_CLASS_PRODUCT_ERROR = 2.0 ** -20   # 16 fp32 unit roundoffs: see docs/bounds.md, "fp32 class"
+FP32_CLASS_SPAN = 126                   # binades below a row's largest value kept to split_error
+_LONGEST_K = 2 ** 31                    # the longest reduction the spans are stated for
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,7 @@ class SplitDType:
     terms: int                # number of parts per value
     products: tuple           # (i, j) part pairs multiplied, ordered smallest first
     shift: int = 0            # part i is stored scaled by 2**(i*shift)
-    scaling: str = "none"     # "none" | "pow2": power-of-two row (A) / column (B) scaling
+    scaling: str = "pow2"     # "none" | "pow2": power-of-two row (A) / column (B) scaling
     rounding: str = "rne"     # rounding of every part
     target: str = "float32"   # precision the scheme emulates
     aliases: tuple = ()       # other spellings users know (matched case-insensitively)
@@ -129,6 +134,33 @@ class SplitDType:
                                      if (i, j) not in taken)
         return dropped + 2 * s * (1 + s) + s * s
 
+    def scale_exponent(self, k):
+        """``e`` such that the pow2 split puts each slice's largest magnitude into ``[2**e, 2**(e+1))``,
+        for products of inner dimension ``k``: as high as the base format allows (``emax - 1``) while
+        ``k`` products of two such slices stay below ``2**126``, so that no partial sum overflows
+        float32: ``min(emax - 1, (124 - bitlen(k)) // 2)`` (fp16: 14; tf32, bf16: 61 at k = 1, 55 at
+        k = 4096)."""
+        return min(self.format.emax - 1, (124 - max(int(k), 1).bit_length()) // 2)
+
+    def overflow_exponent(self, k):
+        """The least ``e_a + e_b`` (row and column exponents of the pow2 split) of an entry whose
+        ``|A||B|`` may reach ``2**126``: below it ``k * 2**(e_a + e_b + 2 * scale_exponent(k) + 2) <
+        2**126``, so the product neither overflows nor nears float32's largest value; at or above it
+        the engines recompute the entry as a float64 dot product rounded once."""
+        return 125 - 2 * self.scale_exponent(k) - max(int(k), 1).bit_length()
+
+    @property
+    def full_precision_floor(self):
+        """The least scaled magnitude ``2**f`` whose lowest part is a normal number of the base format:
+        values at or above it keep ``split_error``, values below lose bits to underflow."""
+        fmt = self.format
+        return fmt.emin + (self.terms - 1) * (fmt.p - self.shift)
+
+    def exact_span(self, k=_LONGEST_K):
+        """Binades below a slice's largest magnitude within which every value keeps ``split_error``
+        (for products of inner dimension ``k``): ``scale_exponent(k) - full_precision_floor``."""
+        return self.scale_exponent(k) - self.full_precision_floor
+
     @property
     def cost(self):
         """Narrow-GEMM work relative to one bf16 GEMM (tf32 runs at half the bf16 rate)."""
@@ -136,9 +168,11 @@ class SplitDType:
 
     @property
     def fp32_class(self):
-        """True when the componentwise bound is within 16 fp32 unit roundoffs per product."""
-        return self.target == "float32" and self.scaling == "none" and \
-            self.product_error <= FP32_CLASS_PRODUCT_ERROR
+        """True when the bound is within 16 fp32 unit roundoffs per product of ``|A||B|`` for every
+        element within ``FP32_CLASS_SPAN`` binades (float32's normal range) of its row's (column's)
+        largest, at every k up to 2**31 (docs/bounds.md, section 8)."""
+        return self.target == "float32" and self.scaling == "pow2" and \
+            self.product_error <= FP32_CLASS_PRODUCT_ERROR and self.exact_span() >= FP32_CLASS_SPAN
 
 
 # What a ``dtype=`` parameter takes: a name, a record, a jax.lax.DotAlgorithmPreset, or None.
@@ -154,13 +188,13 @@ def _all_pairs_up_to(terms, level):
 _SCHEMES = (
     SplitDType("tf32", "tf32", 1, ((0, 0),), aliases=("tf32_tf32_f32",)),
     SplitDType("bf16", "bf16", 1, ((0, 0),), aliases=("bf16_bf16_f32",)),
-    SplitDType("fp16", "fp16", 1, ((0, 0),), scaling="pow2", aliases=("f16_f16_f32",)),
+    SplitDType("fp16", "fp16", 1, ((0, 0),), aliases=("f16_f16_f32",)),
     SplitDType("tf32x3", "tf32", 2, _all_pairs_up_to(2, 1), aliases=("3xtf32", "tf32_tf32_f32_x3")),
     SplitDType("bf16x3", "bf16", 2, _all_pairs_up_to(2, 1),
                aliases=("3xbf16", "2xbf16", "bf16_bf16_f32_x3")),
     SplitDType("bf16x6", "bf16", 3, _all_pairs_up_to(3, 2), aliases=("6xbf16", "bf16_bf16_f32_x6")),
     SplitDType("bf16x9", "bf16", 3, _all_pairs_up_to(3, 4), aliases=("9xbf16", "bf16_bf16_f32_x9")),
-    SplitDType("fp16x3", "fp16", 2, _all_pairs_up_to(2, 1), shift=11, scaling="pow2",
+    SplitDType("fp16x3", "fp16", 2, _all_pairs_up_to(2, 1), shift=11,
                aliases=("3xfp16",)),
 )
 _REGISTRY = {d.name: d for d in _SCHEMES + _OZAKI2_SCHEMES + (ADAPTIVE,)}

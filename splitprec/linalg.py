@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._backend import dask_layer, is_cupy, is_dask, namespace
+from ._backend import broadcast_shapes, dask_layer, is_cupy, is_dask, namespace
 from . import interop
 from ._defaults import resolve
 from .dtypes import SchemeLike, cheapest, dtype as get_dtype
@@ -96,7 +96,7 @@ def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None), cach
     if a2.shape[-1] != b2.shape[-2]:
         raise ValueError(f"{op}: inner dimensions differ: a has shape {a.shape}, b has shape {b.shape}")
     try:
-        batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+        batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
     except ValueError:
         raise ValueError(f"{op}: batch dimensions do not broadcast: a has shape {a.shape}, "
                          f"b has shape {b.shape}") from None

@@ -2,8 +2,11 @@
 
 ``split(x, dtype, axis=...)`` returns :class:`Parts`: the parts as float32 arrays whose values lie in
 the scheme's base format, and for ``pow2`` schemes an int32 exponent per slice along ``axis`` (the
-reduction axis of a matrix product: ``-1`` for A, ``-2`` for B). Then
-``x ~= 2**exponent * sum_i parts[i] * 2**(-i*shift)``, to the scheme's ``split_error``.
+reduction axis of a matrix product: ``-1`` for A, ``-2`` for B; None: one for the whole array).
+Then ``x ~= 2**exponent * sum_i parts[i] * 2**(-i*shift)``, to the scheme's ``split_error``. The
+exponent puts the slice's largest finite magnitude into ``[2**s, 2**(s+1))``, ``s =
+dtype.scale_exponent(k)`` with ``k`` the slice's length: up from the subnormal range, down from the
+top of float32's, so that small values keep their lower parts and no product of two slices overflows.
 
 Each part is the residual so far rounded to the base format; the residual ``r - part`` is exact in
 float32, so the only loss is the last residual. A finite value whose top part would round past
@@ -30,8 +33,8 @@ class Parts:
     exponent: object = None
 
 
-def _pow2_exponent(x, fmt, axis, xp):
-    """Per-slice power of two that puts the slice's largest finite magnitude in [2**(emax-1), 2**emax)."""
+def _pow2_exponent(x, top, axis, xp):
+    """Per-slice power of two that puts the slice's largest finite magnitude in [2**top, 2**(top+1))."""
     finite = xp.abs(x)
     if axis is None:
         peak = finite.max() if finite.size else xp.float64(0)
@@ -39,7 +42,7 @@ def _pow2_exponent(x, fmt, axis, xp):
         peak = finite.max(axis=axis, keepdims=True) if finite.shape[axis] else \
             xp.zeros_like(finite.sum(axis=axis, keepdims=True))
     _, e = xp.frexp(peak)                                  # peak = f * 2**e, f in [0.5, 1)
-    return xp.where(peak > 0, e - 1 - (fmt.emax - 1), 0).astype(np.int32)
+    return xp.where(peak > 0, e - 1 - top, 0).astype(np.int32)
 
 
 def split(x, dtype, *, axis=None):
@@ -57,7 +60,7 @@ def split(x, dtype, *, axis=None):
     residual = widen(xp.where(finite, x, np.float32(0)))
     exponent = None
     if d.scaling == "pow2":
-        exponent = _pow2_exponent(residual, fmt, axis, xp)
+        exponent = _pow2_exponent(residual, d.scale_exponent(1 if axis is None else x.shape[axis]), axis, xp)
         residual = round_to(xp.ldexp(residual, -exponent), "fp32")   # the scaled float32 value
     # Values whose top part could round past the base format or, once unscaled, past float32 are
     # split toward zero: their parts then sum to at most |x|.

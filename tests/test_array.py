@@ -11,6 +11,7 @@ import splitprec as sp
 import splitprec.array.core as sparray
 from splitprec.array import ufuncs
 from splitprec.engines.reference import gemm as reference_gemm
+from splitprec.split import split
 
 ALL_DTYPES = sp.dtypes("float32")
 FLOAT_UFUNCS = sorted(ufuncs.FLOAT_UFUNCS, key=lambda u: u.__name__)
@@ -131,7 +132,8 @@ def test_attributes_follow_numpy():
     assert_same(a.T.to_numpy(), x.T)
     assert_same(a.mT.to_numpy(), np.swapaxes(x, -1, -2))
     assert len(a.terms) == 3 and all(t.dtype == np.float32 and t.shape == x.shape for t in a.terms)
-    assert_same(sum(t.astype(np.float64) for t in a.terms).astype(np.float32), x)
+    scale = 2.0 ** -split(x, "bf16x9").exponent.astype(np.float64)         # one power of two
+    assert_same((sum(t.astype(np.float64) for t in a.terms) / scale).astype(np.float32), x)
     with pytest.raises(ValueError, match=r"^mT: the array has ndim 1"):
         a[0, 0].mT
 
@@ -239,7 +241,9 @@ def test_shape_methods_and_joins_match_numpy():
 # -- split once, multiply many -------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["bf16x9", "tf32x3"])
-def test_operands_are_split_once_and_views_reuse_the_split(name, monkeypatch):
+def test_operands_are_split_once_and_views_give_a_copys_product(name, monkeypatch):
+    """Every float32 scheme scales its slices (pow2): an operand is split once per reduction axis,
+    and a view's product equals that of a copy (its slices' scales are its own)."""
     calls = counting(monkeypatch)
     a, b = sp.asarray(randn(6, 5), dtype=name), sp.asarray(randn(5, 4), dtype=name)
     first = a @ b
@@ -247,8 +251,11 @@ def test_operands_are_split_once_and_views_reuse_the_split(name, monkeypatch):
     for _ in range(3):
         assert_same((a @ b).to_numpy(), first.to_numpy())
         np.matmul(a, b), np.dot(a, b), np.einsum("ij,jk->ik", a, b)
-    a.T.T @ b, np.einsum("ij,kj->ik", a, b.T), a[1:] @ b[:, ::-1], np.tensordot(a, b, 1)
     assert len(calls) == 2
+    x, y = a.to_numpy(), b.to_numpy()
+    assert_same((a.T.T @ b).to_numpy(), first.to_numpy())
+    assert_same((a[1:] @ b[:, ::-1]).to_numpy(), sp.matmul(x[1:].copy(), y[:, ::-1].copy(), dtype=name))
+    assert_same((a[:, 1:] @ b[1:]).to_numpy(), sp.matmul(x[:, 1:].copy(), y[1:].copy(), dtype=name))
 
 
 def test_pow2_schemes_cache_one_split_per_reduction_axis(monkeypatch):

@@ -53,15 +53,15 @@ def test_fp32_class_bound_is_within_sixteen_fp32_roundings_per_product(scheme):
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_gemm_bound_underflow_term_matches_the_dtype_table(scheme):
-    """Zero times x: the split of x below the base format's normal range costs at most the
-    table's underflow_error (absolute, at the scale of x) -- checked on 2**-140 * ones."""
+    """The split of x below the base format's normal range costs at most the table's
+    underflow_error at the pow2 scale of x's row: the bound holds that term, and 2**-140 (scaled
+    up to 2**scale_exponent) is far from it."""
     d = splitprec.dtype(scheme)
     a = np.full((1, 1), 2.0 ** -140, np.float32)
     b = np.ones((1, 1), np.float32)
     bound = gemm_bound(a, b, scheme)[0, 0]
-    if d.scaling == "none":
-        assert bound >= d.underflow_error
-    assert bound < 1e-30
+    sigma = 2.0 ** (-140 - d.scale_exponent(1))
+    assert d.underflow_error * sigma <= bound < 1e-30
 
 
 def test_gemm_bound_is_inf_where_the_product_is_nonfinite_or_may_overflow():
@@ -135,9 +135,14 @@ def test_fft_bound_bluestein_is_finite_and_batched_lines_are_separate():
     assert bounds.shape == (2,) and 0 < bounds[0] < 1e-3 and bounds[1] == 0
 
 
-def test_fft_bound_is_inf_for_nonfinite_or_huge_signals():
+def test_fft_bound_is_inf_for_nonfinite_signals_or_where_the_transform_may_overflow():
     assert fft_bound(np.float32([1, np.nan]), "bf16x9") == math.inf
-    assert fft_bound(np.full(8, 3e37, np.complex64), "bf16x9") == math.inf
+    assert fft_bound(np.full(16, 3e37, np.complex64), "bf16x9") == math.inf      # 4.8e38 at bin 0
+    x = np.full(8, 3e37, np.complex64)                                              # 2.4e38: finite
+    bound = fft_bound(x, "bf16x9")
+    assert bound < 1e-5
+    assert np.linalg.norm(splitprec.fft.fft(x, dtype="bf16x9") - np.fft.fft(x.astype(np.complex128))) <= \
+        bound * np.linalg.norm(np.fft.fft(x.astype(np.complex128)))
 
 
 def test_fft_bound_rejects_bad_arguments():

@@ -670,7 +670,7 @@ def test_kernel_blocks_hold_each_distinct_radix_once_in_pass_order(n, distinct, 
     """The kernel finds a pass's DFT-block parts by its radix's place among the distinct radices
     (block_offset): each radix's parts once, (block_cols(r), 32) uint32 each, in pass order, summing
     to the radix's DFT block (exactly for bf16x9's three parts; fp16 parts times 2**(-11 i - 14),
-    the kernel's Fragment::BLOCK_EXPONENT) and zero outside it."""
+    the kernel's Fragment::BLOCK_EXPONENT; tf32 and bf16 parts unscaled) and zero outside it."""
     d = sp.dtype(dtype)
     blocks = cuda_fft.kernel_blocks(fft_plan.factorize(n), d)
     offset = 0
@@ -678,7 +678,7 @@ def test_kernel_blocks_hold_each_distinct_radix_once_in_pass_order(n, distinct, 
         cols = 8 if r <= 4 else 16 if r <= 8 else 32
         total = np.zeros((32, cols))
         for i in range(d.terms):
-            scale = 2.0 ** (-i * d.shift + (1 - d.format.emax)) if d.scaling == "pow2" else 1.0
+            scale = 2.0 ** (-i * d.shift + (1 - d.format.emax)) if d.base == "fp16" else 1.0
             total += scale * _unswizzled(blocks[offset:offset + 32 * cols].reshape(cols, 32), d.base)
             offset += 32 * cols
         block = fft_plan.dft_block(r)

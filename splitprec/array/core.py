@@ -119,8 +119,9 @@ class SplitArray(NDArrayOperatorsMixin):
 
     @property
     def terms(self):
-        """The parts (hi, mid, lo) of ``split(value, dtype)``, cached; for ``pow2`` schemes they
-        are scaled by one power of two for the whole array."""
+        """The parts (hi, mid, lo) of ``split(value, dtype)``, cached; for ``pow2`` schemes (every
+        float32 scheme) they are scaled by one power of two for the whole array, which puts the
+        largest magnitude into ``[2**s, 2**(s+1))``, ``s = dtype.scale_exponent(1)``."""
         return self._parts(self._dtype, None).terms
 
     # -- the split cache -------------------------------------------------------------------------
@@ -410,7 +411,7 @@ def _same_bits(value, snapshot):
 
 def promote(*schemes):
     """The scheme of a result from operands of ``schemes`` (table in docs/arrays.md)."""
-    return min(schemes, key=lambda d: (d.product_error, d.scaling != "none", d.cost, d.name))
+    return min(schemes, key=lambda d: (d.product_error, -d.exact_span(), d.cost, d.name))
 
 
 def data(x, op, name):

@@ -17,7 +17,8 @@ reference engine is the model of the arithmetic, not a fast path.
 """
 import numpy as np
 
-from .._backend import namespace
+
+from .._backend import broadcast_shapes, namespace
 from ..ozaki_plan import ADAPTIVE, RESCUE_EXPONENT, overflow_risk, plan
 from .cuda import ozaki as cuda_ozaki
 from .cuda.tuning import TUNING
@@ -41,7 +42,7 @@ def run_plan(p, a, b, product):
     xp = namespace(a, b)
     if p.everything_float64:
         return xp.matmul(a, b)
-    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    shape = broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
     total, errors = xp.zeros(shape), xp.zeros(shape)
     for x, y, rows, cols in p.pieces(a, b):
         block = (Ellipsis, rows[:, None], cols[None, :])
@@ -58,7 +59,7 @@ def run_plan(p, a, b, product):
 
 def _dgemm_preferred(a, b):
     """GPU only: a product below the measured crossover (``DGEMM_BELOW``)."""
-    batch = np.prod(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), dtype=float)
+    batch = np.prod(broadcast_shapes(a.shape[:-2], b.shape[:-2]), dtype=float)
     return batch * a.shape[-2] * a.shape[-1] * b.shape[-1] < float(DGEMM_BELOW) ** 3
 
 
@@ -123,7 +124,7 @@ def matmul(a, b, d):
     ``tests/test_fp64.py::test_adaptive_error_within_bound_on_spans_and_range_edges``.
     """
     xp = namespace(a, b)
-    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    shape = broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
     if 0 in shape or a.shape[-1] == 0:
         return xp.zeros(shape)
     finite = bool(xp.isfinite(a).all()) and bool(xp.isfinite(b).all())

@@ -195,6 +195,15 @@ def plan(n, d, device):
                 plan(m, d, device), chirp_back=to_device(back.astype(np.complex64), device))
 
 
+def line_top(p):
+    """The engines scale each line so that its largest ``|Re|``, ``|Im|`` lies in ``[2**(t-1), 2**t)``,
+    ``t = line_top(p)``, before running plan ``p`` (and back after): every value the plan computes is
+    at most ``sqrt(2) * n`` (Bluestein: ``sqrt(2) * n * m``) times that, below float32's largest
+    value, while the line's norm stays far above the subnormal range."""
+    t = 127 - p.n.bit_length()
+    return t if p.chirp is None else t - p.inner.n.bit_length()
+
+
 @functools.lru_cache(maxsize=16)
 def real_twiddles(n, device):
     """complex64 ``(n // 2 + 1,)``: ``exp(-2 pi i k / n)``, float64 rounded once."""

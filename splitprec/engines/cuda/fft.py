@@ -1,8 +1,10 @@
 """The CUDA FFT engine: the reference engine's passes on the device, and one fused kernel per step.
 
-On Hopper, lengths 2..4096 with no prime factor above 7 in every scheme of tf32 or bf16 parts (no
-scaling) or fp16 parts (power-of-two scaling of each sub-vector and of the DFT block's columns, as
-``splitprec.split.split`` scales the rows and columns of a product) run all their passes in one
+On Hopper, lengths 2..4096 with no prime factor above 7 in every scheme of tf32 or bf16 parts
+(sub-vectors unscaled: the engines' power-of-two line scaling, ``plan.line_top``, already keeps
+every value far from both ends of their float32 exponent range) or fp16 parts (power-of-two scaling
+of each sub-vector and of the DFT block's columns, as ``splitprec.split.split`` scales the rows and
+columns of a product) run all their passes in one
 launch of ``kernels/fft_stockham_sm90.cu`` (one read and one write of the data; the same passes,
 blocks, twiddles and split, each product's tensor-core chain at most 32 values of k long, 16 for
 tf32, then promoted into float32); two- and three-step lengths run one launch per step (strided
@@ -10,6 +12,7 @@ loads and stores, the step twiddles applied on store). The same launches run ove
 convolutions (:func:`overlap_save`), cutting blocks from the input rows as they load and placing
 the kept outputs as they store. Other plans run pass by pass on the GPU GEMM engine.
 """
+import dataclasses
 import functools
 import struct
 from typing import NamedTuple
@@ -20,24 +23,24 @@ from ...split import split
 from ..plan import LINE_MAX, dft_block, factorize, plan, real_twiddles
 from ..reference.fft import Stockham
 from . import gemm, launch
-from .split import FORMAT_CODE
+from .split import FORMAT_CODE, SCALE_FILE, pow2_exponents
 
 KERNEL_FILE = "fft_stockham_sm90.cu"
 NAN_FILE = "nan_lines_sm80.cu"   # the non-finite lines' fix-up, any GPU
 KERNEL_THREADS = 256
-# Part formats the fused kernel takes, with the scaling (and shift between two parts) they need.
-_KERNEL_SCALING = {"tf32": ("none", 0), "bf16": ("none", 0), "fp16": ("pow2", 11)}
+# Part formats the fused kernel takes: whether it scales each sub-vector (fp16's narrow range needs
+# it), and the shift between two parts.
+_KERNEL_PARTS = {"tf32": (False, 0), "bf16": (False, 0), "fp16": (True, 11)}
 _CTAS_PER_SM = 2                 # the kernel's __launch_bounds__; each CTA loops over line blocks
 GPU_ROWS = 1 << 20               # rows per GEMM-engine call: bounds the engine's temporary parts
 
 
 def kernel_supported(n, d):
     """True when the fused kernel runs a length-``n`` transform in scheme ``d`` on the current GPU:
-    ``2 <= n <= 4096`` with no prime factor above 7, parts tf32 or bf16 without scaling or fp16 with
-    power-of-two scaling (and shift 11 between two parts), Hopper (the kernel's wgmma exists there
-    only)."""
-    scaling, shift = _KERNEL_SCALING.get(d.base, (None, None))
-    return (2 <= n <= LINE_MAX and factorize(n) is not None and d.scaling == scaling
+    ``2 <= n <= 4096`` with no prime factor above 7, parts tf32, bf16 or fp16 (shift 11 between two
+    parts), power-of-two scaling, Hopper (the kernel's wgmma exists there only)."""
+    _, shift = _KERNEL_PARTS.get(d.base, (None, None))
+    return (2 <= n <= LINE_MAX and factorize(n) is not None and d.scaling == "pow2" and shift is not None
             and (d.terms == 1 or d.shift == shift) and launch.hopper())
 
 
@@ -79,10 +82,11 @@ def kernel_blocks(radices, d):
     distinct radix ``r`` once, in pass order, each ``(block_cols(r), 32)`` uint32 in :func:`b_tiles`
     layout, flattened and concatenated (the kernel's ``block_offset``). fp16 parts are scaled per
     column, by ``2**(emax - 1)`` for every column (each one's largest entry is ``cos 0 = 1``), which
-    the kernel undoes as a constant (``Fragment::BLOCK_EXPONENT``)."""
+    the kernel undoes as a constant (``Fragment::BLOCK_EXPONENT``); tf32 and bf16 parts unscaled."""
     parts = []
+    scaled = _KERNEL_PARTS[d.base][0]
     for r in dict.fromkeys(radices):
-        for term in split(dft_block(r), d, axis=-2).terms:
+        for term in split(dft_block(r), d if scaled else dataclasses.replace(d, scaling="none"), axis=-2).terms:
             part = np.zeros((32, block_cols(r)), np.float32)
             part[:2 * r, :2 * r] = term
             parts.append(b_tiles(part, d.base).reshape(-1))
@@ -334,6 +338,23 @@ class CudaStockham(Stockham):
 
     def block_product(self, rows, step, d):
         return _gpu_block_product(rows, step.block, d)
+
+    def line_exponents(self, lines, top):
+        """The reference engine's, from the integer bits of each line (``row_exponents`` of
+        ``kernels/scale_pow2_sm80.cu``, which -ftz cannot flush)."""
+        flat = lines.view(np.float32)
+        return pow2_exponents(flat[None], np.int32(top), -1).reshape(-1, 1)
+
+    def scale_lines(self, lines, exponent):
+        """The reference engine's, by ``scale_rows_cols`` of ``kernels/scale_pow2_sm80.cu`` on a copy
+        (one rounding per component, subnormals kept)."""
+        import cupy
+        flat = cupy.array(lines.view(np.float32), order="C")
+        rows, cols = flat.shape
+        launch.launch(SCALE_FILE, "scale_rows_cols", (min(rows, 1 << 16), 1, 1), (256, 1, 1),
+                      (flat, cupy.ascontiguousarray(exponent, dtype=np.int32), cupy.zeros(cols, np.int32),
+                       np.int32(rows), np.int32(cols), np.int64(rows), np.int32(0), np.int32(0)))
+        return flat.view(lines.dtype)
 
     def flag_nonfinite(self, x, nonfinite):
         if nonfinite is not None:

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..._backend import broadcast_shapes
 from ...dtypes import cheapest, dtype, dtypes
 from . import launch
 from .gemm_cublas import cublas_chunk, gemm_cublas
@@ -93,7 +94,7 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False, cach
     ``tests/test_kernels_gemm.py::test_gpu_matmul_error_within_bound``.
     """
     import cupy
-    batch_shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    batch_shape = broadcast_shapes(a.shape[:-2], b.shape[:-2])
     batch = math.prod(batch_shape)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     if batch == 0 or m == 0 or n == 0 or k == 0:
@@ -118,5 +119,5 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False, cach
     else:
         gemm_sm80(pa, pb, c, d, tile or auto_tile(d, m, n))
     if checked:
-        fix_nonfinite(a, b, c, report)
+        fix_nonfinite(a, b, c, report, (pa.exponent, pb.exponent), d.overflow_exponent(k))
     return c.reshape(batch_shape + (m, n))

@@ -2,8 +2,8 @@
 
 The operand kernels (the split, the Ozaki residues) report, as they read, each operand's peak and
 the rows of A and columns of B that hold NaN/inf; ``kernels/gemm_nonfinite_sm80.cu`` then writes
-NaN/inf where the float64 product has them and, for float32, recomputes entries whose narrow
-products overflowed as float64 dot products. It returns at once when neither can occur.
+NaN/inf where the float64 product has them and, for float32, recomputes as float64 dot products
+the entries that may reach the top of float32's range. It returns at once when neither can occur.
 """
 import numpy as np
 
@@ -25,16 +25,19 @@ def nonfinite_report(a, b):
     return words, (words, 0, 2), (words, 1, 2 + lines_a)
 
 
-def fix_nonfinite(a, b, c, report):
+def fix_nonfinite(a, b, c, report, exponents=(None, None), overflow_exponent=0):
     """Give ``c`` (batch, m, n; float32 or float64, as ``a`` and ``b``) the float64 product's NaN/inf
     where the operand kernels for ``a`` (batch or 1, m, k) and ``b`` (batch or 1, k, n) reported them
-    in ``report`` (the words of ``nonfinite_report``), and for float32 recompute
-    entries whose narrow products overflowed: one launch of ``kernels/gemm_nonfinite_sm80.cu``,
-    which returns at once when neither can occur."""
+    in ``report`` (the words of ``nonfinite_report``), and for float32 recompute the entries that
+    may reach the top of float32's range (``exponents``: the pow2 split's (batch or 1, m) and (batch
+    or 1, n) int32 exponents, whose sum reaches ``overflow_exponent`` there,
+    ``SplitDType.overflow_exponent(k)``) or whose narrow products overflowed: one launch of
+    ``kernels/gemm_nonfinite_sm80.cu``, which returns at once when neither can occur."""
     batch, m, n = c.shape
     lines_a = a.shape[0] * m
     grid = (min(-(-c.size // 256), _NONFINITE_BLOCKS), 1, 1)
     launch(NONFINITE_FILE, NONFINITE_EXPRESSION[c.dtype.char], grid, (256, 1, 1),
            (a, b, c, report, at(report, 2), at(report, 2 + lines_a), np.int32(m), np.int32(n),
-            np.int32(a.shape[-1]), np.int64(batch), np.int32(a.shape[0] > 1), np.int32(b.shape[0] > 1)))
+            np.int32(a.shape[-1]), np.int64(batch), np.int32(a.shape[0] > 1), np.int32(b.shape[0] > 1),
+            at(exponents[0]), at(exponents[1]), np.int32(overflow_exponent)))
     return c

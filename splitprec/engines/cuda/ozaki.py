@@ -20,6 +20,8 @@ import math
 
 import numpy as np
 
+from ..._backend import broadcast_shapes
+
 from ...dtypes import dtype
 from ...ozaki import K_BLOCK, SCHEMES, grid_bits
 from .launch import launch
@@ -138,7 +140,7 @@ def matmul(a, b, d):
     ``tests/test_ozaki.py::test_gpu_matmul_matches_the_numpy_engine``.
     """
     import cupy
-    batch_shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    batch_shape = broadcast_shapes(a.shape[:-2], b.shape[:-2])
     batch = math.prod(batch_shape)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     if batch == 0 or m == 0 or n == 0 or k == 0:

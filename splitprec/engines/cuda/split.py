@@ -41,7 +41,14 @@ def at(x, offset=0):
     return 0 if x is None else x.data.ptr + offset * x.itemsize
 
 
-def _pow2_exponents(x, fmt, axis):
+def peak_emax(d, k):
+    """The kernels' ``emax`` argument for products of inner dimension ``k`` in scheme ``d``: exponents
+    put a slice's largest magnitude into ``[2**(emax-1), 2**emax)``, i.e. ``d.scale_exponent(k) + 1``
+    (the rule of ``splitprec.split``; fp16: the format's own emax)."""
+    return np.int32(d.scale_exponent(k) + 1)
+
+
+def pow2_exponents(x, emax, axis):
     """Per-slice pow2 exponents of float32 ``x`` (batch, rows, cols) along ``axis``: (batch, rows) int32
     for -1, (batch, cols) for -2.
 
@@ -56,7 +63,7 @@ def _pow2_exponents(x, fmt, axis):
     if axis == -1:
         exponent = cupy.empty((batch, rows), np.int32)
         launch(SCALE_FILE, "row_exponents", (min(-(-exponent.size // _EXPONENT_WARPS), 1 << 16), 1, 1), threads,
-               (x, exponent, np.int64(exponent.size), np.int32(cols), np.int32(fmt.emax)))
+               (x, exponent, np.int64(exponent.size), np.int32(cols), emax))
         return exponent
     exponent = cupy.zeros((batch, cols), np.int32)
     grid = (-(-cols // 128), min(-(-rows // _COLUMN_SHARE), MAX_GRID_Y))
@@ -65,7 +72,7 @@ def _pow2_exponents(x, fmt, axis):
         launch(SCALE_FILE, "column_peaks", grid + (z1 - z0,), threads,
                (at(x, z0 * rows * cols), at(exponent, z0 * cols), np.int32(rows), np.int32(cols)))
     launch(SCALE_FILE, "peak_exponents", (min(-(-exponent.size // 256), 1 << 16), 1, 1), (256, 1, 1),
-           (exponent, np.int64(exponent.size), np.int32(fmt.emax)))
+           (exponent, np.int64(exponent.size), emax))
     return exponent
 
 
@@ -83,7 +90,7 @@ def _split_into(x, d, out, *, transpose, pad, row_stride, term_stride, report):
     c at ``out[i * term_stride + r * row_stride + c]`` (rows counted across the batch). Returns the
     output rows' pow2 exponents for pow2 schemes ((batch, output rows) int32; else None): found by
     the split kernel itself where K fits one of its tiles (every output row in one block), else by
-    a pass of ``_pow2_exponents`` first. With
+    a pass of ``pow2_exponents`` first. With
     ``report = (words, peak, lines)`` (a zeroed uint32 cupy array and two indices into it: one word,
     and one per output row across the batch from ``lines`` on) the kernel raises the peak word to
     the largest ``|x|`` bits it reads (NaN/inf included), splits NaN/inf as zeros and sets the line
@@ -92,11 +99,13 @@ def _split_into(x, d, out, *, transpose, pad, row_stride, term_stride, report):
     batch, rows, cols = x.shape
     out_rows = cols if transpose else rows
     pow2 = d.scaling == "pow2"
-    find = pow2 and (rows if transpose else cols) <= SPLIT_TILE
+    k = rows if transpose else cols
+    emax = peak_emax(d, k)
+    find = pow2 and k <= SPLIT_TILE
     if find:
         exponent = cupy.empty((batch, out_rows), np.int32)
     elif pow2:
-        exponent = _pow2_exponents(x, d.format, -2 if transpose else -1)
+        exponent = pow2_exponents(x, emax, -2 if transpose else -1)
     else:
         exponent = None
     grid = (-(-(cols if transpose else pad) // SPLIT_TILE),
@@ -108,7 +117,7 @@ def _split_into(x, d, out, *, transpose, pad, row_stride, term_stride, report):
                 np.int32(rows), np.int32(cols), np.int32(pad), np.int64(row_stride), np.int64(term_stride),
                 *((0, 0) if report is None else
                   (at(report[0], report[1]), at(report[0], report[2] + z0 * out_rows))),
-                np.int32(find), np.int32(d.format.emax)))
+                np.int32(find), emax))
     return exponent
 
 

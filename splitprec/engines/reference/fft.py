@@ -10,22 +10,51 @@ length ``n1``, multiply by the step twiddles, then the ``n1`` contiguous lines o
 Bluestein runs the convolution with the chirp as two forward power-of-two transforms read
 backwards (``DFT(DFT(z))[-k] = m z[k]``). Real input of even length ``n`` runs one complex
 transform of the ``n / 2`` packed pairs ``x[2j] + i x[2j+1]`` with a complex64 step after (or
-before) it. :class:`Stockham` is the algorithm; the CUDA engine runs it with its own products.
+before) it. Every transform scales each line by a power of two first (``plan.line_top``: tiny lines
+up, huge ones down), applies the ``norm`` factor at that scale and scales back last, rounding once:
+results are ±inf only where the transform overflows float32, and tiny lines keep mid-range
+accuracy. :class:`Stockham` is the algorithm; the CUDA engine runs it with its own products.
 """
 import numpy as np
 
 from ..._backend import namespace
 from ...split import split
-from ..plan import plan, real_twiddles
+from ..plan import line_top, plan, real_twiddles
 from .gemm import narrow_matmul
 
 
 class Stockham:
     """The transform algorithm of the module docstring on numpy arrays. A subclass for another
-    device replaces ``device``, :meth:`block_product`, :meth:`flag_nonfinite`, :meth:`unpack` and
-    :meth:`pack`, and may run whole plans its own way by overriding :meth:`lines`."""
+    device replaces ``device``, :meth:`block_product`, :meth:`flag_nonfinite`, :meth:`unpack`,
+    :meth:`pack`, :meth:`line_exponents` and :meth:`scale_lines`, and may run whole plans its own
+    way by overriding :meth:`lines`."""
 
     device = "cpu"
+
+    def line_exponents(self, lines, top):
+        """int32 ``(lines, 1)``: ``e`` with each line's largest finite ``|Re|``, ``|Im|`` (of float32 or
+        complex64 ``lines``, C-contiguous) times ``2**-e`` in ``[2**(top-1), 2**top)``; 0 for a zero line."""
+        flat = lines.view(np.float32)
+        peak = np.where(np.isfinite(flat), np.abs(flat), np.float32(0)).max(axis=-1, keepdims=True)
+        _, e = np.frexp(peak)
+        return np.where(peak > 0, e - top, 0).astype(np.int32)
+
+    def scale_lines(self, lines, exponent):
+        """``lines`` (float32 or complex64, C-contiguous ``(lines, n)``) times ``2**exponent`` per line,
+        each component rounded once (±inf beyond float32's range, subnormals kept)."""
+        with np.errstate(over="ignore"):
+            return np.ldexp(lines.view(np.float32), exponent).astype(np.float32).view(lines.dtype)
+
+    def scaled(self, x, top, run, factor=1.0):
+        """``run`` (lines -> lines) on the lines of ``x`` (..., n) scaled by the powers of two of
+        :meth:`line_exponents`, its outputs times ``factor`` (float32) at that scale, then scaled back."""
+        xp = namespace(x)
+        lines = xp.ascontiguousarray(x).reshape(-1, x.shape[-1])
+        exponent = self.line_exponents(lines, top)
+        y = run(self.scale_lines(lines, -exponent))
+        if factor != 1.0:
+            y = y * np.float32(factor)
+        return self.scale_lines(xp.ascontiguousarray(y), exponent).reshape(x.shape[:-1] + y.shape[-1:])
 
     def block_product(self, rows, step, d):
         """``rows @ step.block`` (float32 ``(rows, 2r)``) in scheme ``d``."""
@@ -66,34 +95,39 @@ class Stockham:
         y = xp.ascontiguousarray(z.reshape(batch, n1, n2).transpose(0, 2, 1)).reshape(batch, p.n)
         return y if times is None else y * times
 
-    def forward(self, x, d, *, nonfinite=None, times=None):
+    def forward(self, x, d, *, nonfinite=None, times=None, factor=1.0):
         """Forward DFT along the last axis of complex64 ``x`` (any leading shape) in scheme ``d``.
 
         ``nonfinite`` (devices that report it: a device flag, or None) is set when ``x`` holds NaN
         or ±inf (the outputs of such lines are then not meaningful). ``times`` (complex64 ``(n,)``
-        of ``x``'s kind, or None) multiplies every line's outputs, in complex64 arithmetic.
+        of ``x``'s kind, or None) multiplies every line's outputs, in complex64 arithmetic, and then
+        ``factor`` (the ``norm`` factor, float32), both at the lines' power-of-two scale.
         """
         xp = namespace(x)
         n = x.shape[-1]
-        lines = x.reshape(-1, n)
-        if lines.shape[0] == 0:
+        if x.size == 0:
             return xp.empty(x.shape, np.complex64)
         p = plan(n, d, self.device)
+        return self.scaled(x, line_top(p), lambda lines: self._plan(lines, p, d, nonfinite, times), factor)
+
+    def _plan(self, lines, p, d, nonfinite, times):
+        """Plan ``p`` on complex64 ``lines`` (lines, n): Stockham passes, or Bluestein around them."""
         if p.chirp is None:
-            return self.lines(lines, p, d, nonfinite, times).reshape(x.shape)
-        m = p.inner.n
+            return self.lines(lines, p, d, nonfinite, times)
+        xp = namespace(lines)
+        n, m = p.n, p.inner.n
         a = xp.zeros((lines.shape[0], m), np.complex64)
         a[:, :n] = lines * p.chirp
         # DFT_m(DFT_m(a) * spectrum)[-k] is the convolution at k (spectrum holds the 1/m): both
         # transforms are forward, the products ride on their stores, and the result is read backwards.
         z = self.lines(self.lines(a, p.inner, d, nonfinite, times=p.spectrum), p.inner, d, times=p.chirp_back)
         y = xp.concatenate((z[:, :1], z[:, :m - n:-1]), axis=1)
-        return (y if times is None else y * times).reshape(x.shape)
+        return y if times is None else y * times
 
-    def inverse(self, x, d, nonfinite=None):
-        """Unnormalized inverse DFT along the last axis: ``conj(forward(conj(x)))``."""
+    def inverse(self, x, d, nonfinite=None, factor=1.0):
+        """Unnormalized inverse DFT along the last axis (times ``factor``): ``conj(forward(conj(x)))``."""
         xp = namespace(x)
-        return xp.conj(self.forward(xp.conj(x), d, nonfinite=nonfinite))
+        return xp.conj(self.forward(xp.conj(x), d, nonfinite=nonfinite, factor=factor))
 
     def padded_forward(self, h, length, d, nonfinite=None, scale=1.0):
         """The forward DFT of length ``length`` of each row of ``h`` (float32 or complex64, ``(rows,
@@ -121,32 +155,46 @@ class Stockham:
         a, b = c[..., :m], np.conj(c[..., m:0:-1])
         return (a + b) + np.complex64(1j) * (np.conj(real_twiddles(n, "cpu")[:m]) * (a - b))
 
-    def real_forward(self, x, d, nonfinite=None):
-        """The first ``n // 2 + 1`` outputs of the DFT of real float32 ``x`` (..., n): for even
-        ``n`` one complex transform of half the length and :meth:`unpack`, for odd ``n`` the complex
-        transform of length ``n``."""
+    def real_forward(self, x, d, nonfinite=None, factor=1.0):
+        """The first ``n // 2 + 1`` outputs of the DFT of real float32 ``x`` (..., n), times ``factor``:
+        for even ``n`` one complex transform of half the length and :meth:`unpack` (both at the
+        lines' power-of-two scale, one bit below the half-length plan's: the unpacking adds two
+        outputs), for odd ``n`` the complex transform of length ``n``."""
         xp = namespace(x)
         n = x.shape[-1]
         if n % 2:
-            return self.forward(x.astype(np.complex64), d, nonfinite=nonfinite)[..., :n // 2 + 1]
-        z = self.forward(xp.ascontiguousarray(x, dtype=np.float32).view(np.complex64), d, nonfinite=nonfinite)
-        return self.unpack(z, n)
+            return self.forward(x.astype(np.complex64), d, nonfinite=nonfinite, factor=factor)[..., :n // 2 + 1]
+        if x.size == 0:
+            return xp.empty(x.shape[:-1] + (n // 2 + 1,), np.complex64)
 
-    def real_inverse(self, c, n, d, nonfinite=None):
-        """Real float32 ``x`` (..., n) whose DFT has first half ``c`` (..., n // 2 + 1), unnormalized;
-        the imaginary parts of ``c[0]`` and (even ``n``) ``c[n // 2]`` are ignored, as
-        numpy.fft.irfft: for even ``n`` the inverse of length ``n / 2`` of :meth:`pack`, whose
-        outputs are the pairs ``x[2j] + i x[2j+1]``; for odd ``n`` the complex inverse of the
-        Hermitian spectrum of length ``n``."""
+        def run(lines):
+            z = self.forward(lines.view(np.complex64), d, nonfinite=nonfinite)
+            return self.unpack(z, n)
+        return self.scaled(xp.ascontiguousarray(x, dtype=np.float32), line_top(plan(n // 2, d, self.device)) - 1,
+                           run, factor)
+
+    def real_inverse(self, c, n, d, nonfinite=None, factor=1.0):
+        """Real float32 ``x`` (..., n) whose DFT has first half ``c`` (..., n // 2 + 1), unnormalized
+        but for ``factor``; the imaginary parts of ``c[0]`` and (even ``n``) ``c[n // 2]`` are
+        ignored, as numpy.fft.irfft does with finite ones: for even ``n`` the inverse of length ``n /
+        2`` of :meth:`pack` (at the lines' power-of-two scale, three bits below the half-length
+        plan's: the packing adds four inputs), whose outputs are the pairs ``x[2j] + i x[2j+1]``; for
+        odd ``n`` the complex inverse of the Hermitian spectrum of length ``n``."""
         xp = namespace(c)
         if n % 2 == 0:
-            return xp.ascontiguousarray(self.inverse(self.pack(c, n), d, nonfinite)).view(np.float32)
+            if c.size == 0:
+                return xp.empty(c.shape[:-1] + (n,), np.float32)
+
+            def run(lines):
+                return xp.ascontiguousarray(self.inverse(self.pack(lines, n), d, nonfinite)).view(np.float32)
+            return self.scaled(xp.ascontiguousarray(c, dtype=np.complex64),
+                               line_top(plan(n // 2, d, self.device)) - 3, run, factor)
         c = xp.array(c, dtype=np.complex64)
         c.imag[..., 0] = 0
         full = xp.empty(c.shape[:-1] + (n,), np.complex64)
         full[..., :c.shape[-1]] = c
         full[..., c.shape[-1]:] = xp.conj(c[..., 1:])[..., ::-1]
-        return self.inverse(full, d, nonfinite).real
+        return self.inverse(full, d, nonfinite, factor).real
 
 
 ENGINE = Stockham()

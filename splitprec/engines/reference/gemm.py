@@ -4,9 +4,12 @@ Each narrow product ``A_i @ B_j`` is exact in float32 term by term (parts have a
 significant bits, so a product has at most 22), so a float32 BLAS computes it with only its
 accumulation rounding (round to nearest, ``u = 2**-24``). The products are then added in float32,
 smallest first, each scaled back by ``2**-(i+j)*shift``, and the pow2 row/column scales are undone
-last. This is the arithmetic model the GPU kernels follow (docs/bounds.md). NaN and ±inf inputs
-are taken as zeros in the products and the float64 product's non-finite pattern is put back
-after; entries whose narrow products overflow are recomputed as float64 dot products.
+last (one rounding: ±inf beyond float32's range, subnormals kept). This is the arithmetic model
+the GPU kernels follow (docs/bounds.md). NaN and ±inf inputs are taken as zeros in the products
+and the float64 product's non-finite pattern is put back after. Entries whose ``|A||B|`` may reach
+the top of float32's range (their row and column exponents sum to ``d.overflow_exponent(k)`` or
+more) are recomputed as float64 dot products rounded once to float32, ties included: ±inf where
+the product is beyond the float32 range, as float32 arithmetic gives.
 """
 import numpy as np
 
@@ -43,14 +46,16 @@ def nonfinite_pattern(a, b):
     return np.matmul(np.where(np.isfinite(a), np.sign(a), a), np.where(np.isfinite(b), np.sign(b), b))
 
 
-def _recompute_overflowed(a, b, c):
-    """Entries where finite inputs gave NaN/inf (parts overflowing to inf - inf, partial sums past
-    the float32 range), as float64 dots.
+def _near_top(parts_a, parts_b, c, d, k):
+    """Mask of the entries whose ``|A||B|`` may reach ``2**126`` (``SplitDType.overflow_exponent``),
+    and those whose narrow products overflowed anyway."""
+    return (parts_a.exponent + parts_b.exponent >= d.overflow_exponent(k)) | ~np.isfinite(c)
 
-    Their float64 dot product rounded to float32 is what the float32 operation means there (±inf
-    when the product itself is beyond the float32 range).
-    """
-    where = np.nonzero(~np.isfinite(c))
+
+def _recompute(a, b, c, where):
+    """``c`` with the entries ``where`` (a mask) replaced by their float64 dot products rounded once
+    to float32 (the products are exact in float64; ±inf beyond the float32 range)."""
+    where = np.nonzero(np.broadcast_to(where, c.shape))
     batch = c.shape[:-2]
     rows = np.broadcast_to(a, batch + a.shape[-2:])[where[:-1]].astype(np.float64)
     cols = np.moveaxis(np.broadcast_to(b, batch + b.shape[-2:]), -1, -2)[where[:-2] + where[-1:]]
@@ -73,10 +78,10 @@ def _product(a, b, d, parts_a, parts_b):
     parts_a = split(a, d, axis=-1) if parts_a is None else parts_a
     parts_b = split(b, d, axis=-2) if parts_b is None else parts_b
     c = narrow_matmul(parts_a, parts_b, d)
-    if not np.isfinite(c).all():
-        c = _recompute_overflowed(a, b, c)
+    near_top = _near_top(parts_a, parts_b, c, d, a.shape[-1])
+    if near_top.any():
+        c = _recompute(a, b, c, near_top)
     return c, all_finite
-
 
 
 def matmul(a, b, d, parts_a=None, parts_b=None):

@@ -7,6 +7,8 @@ order), and the same float64 operations in the CRT, so both engines return the s
 """
 import numpy as np
 
+from ..._backend import broadcast_shapes
+
 from ...ozaki import K_BLOCK, scale_exponents
 from .gemm import with_nonfinite
 
@@ -75,7 +77,7 @@ def _product(a, b, d):
     Accuracy: ``accuracy.gemm_bound(a, b, d)``, checked by
     ``tests/test_ozaki.py::test_matmul_error_within_bound``.
     """
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     all_finite = bool(np.isfinite(a).all()) and bool(np.isfinite(b).all())
     if not all_finite:
