@@ -15,7 +15,7 @@ import pytest
 from hypothesis import example, given, settings, strategies as st
 
 import splitprec as sp
-from accuracy import exact_dft, exact_matmul, fft_bound, gemm_bound, rfft_bound
+from splitprec.accuracy import exact_dft, exact_matmul, fft_bound, gemm_bound, rfft_bound
 from splitprec.split import split
 
 ALL_DTYPES = sp.dtypes("float32")
