@@ -100,7 +100,7 @@ def exact(operand: Operand, op, name, *, target, complex_ok=False, accepted="acc
     elif dt == np.float64:
         return x
     if dt.kind in "biu" or (operand.weak and dt.kind in ("fc" if holder == "complex64" else "f")):
-        return _exactly(x, np.complex64 if dt.kind == "c" else np.dtype(target), op, name)
+        return exactly(x, np.complex64 if dt.kind == "c" else np.dtype(target), op, name)
     raise TypeError(f"{op}: {name} has dtype {dt}; {accepted} {_ACCEPTED[holder]}, and integers, "
                     f"bools and Python scalars that {holder} holds exactly (convert explicitly, "
                     f"e.g. {name}.astype(numpy.{holder}))")
@@ -190,7 +190,7 @@ def _widen_bfloat16(bits):
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
-def _exactly(x, dtype, op, name):
+def exactly(x, dtype, op, name):
     """Integer, bool or Python-scalar data ``x`` as ``dtype``, or a TypeError if any value rounds."""
     xp = namespace(x)
     with np.errstate(over="ignore", invalid="ignore"):

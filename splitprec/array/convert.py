@@ -12,6 +12,7 @@ import numpy as np
 from .._backend import device_name, gpu_module, is_cupy, namespace
 from .._defaults import resolve
 from ..dtypes import dtype as get_dtype, dtypes
+from ..interop import exactly
 
 DEVICES = ("cpu", "gpu")
 
@@ -65,18 +66,9 @@ def as_float32(x, op, name):
 
 
 def exact_float32(x, op, name):
-    """Integer, bool or float data ``x`` as float32, or a TypeError if any value rounds."""
-    xp = namespace(x)
-    with np.errstate(over="ignore", invalid="ignore"):
-        value, wide = x.astype(np.float32), x.astype(np.float64)
-        exact = (value.astype(np.float64) == wide) | xp.isnan(wide)
-        if x.dtype.kind in "iu":
-            exact &= xp.abs(wide) < 2.0 ** 53
-    if not bool(exact.all()):
-        raise TypeError(f"{op}: {name} holds a value that float32 cannot hold exactly "
-                        f"({x[~exact].ravel()[0].item()!r}); round explicitly, e.g. "
-                        f"numpy.float32({name})")
-    return value
+    """Integer, bool or float data ``x`` as float32, or a TypeError if any value rounds (the value
+    policy of :mod:`splitprec.interop`)."""
+    return exactly(x, np.float32, op, name)
 
 
 def move(value, device, op):
