@@ -6,7 +6,8 @@ Public functions: :func:`exact_matmul`, :func:`exact_dft` (references), :func:`g
 scheme; :func:`gemm_schemes` lists them per target), and the ``splitprec report`` command (:mod:`accuracy.cli`). The harness uses only the
 public API of splitprec.
 """
-from .bounds import fft_bound, gemm_bound, rfft_bound
+from .bounds import gemm_bound
+from .fft_bounds import fft_bound, rfft_bound
 from .measure import check, gemm_schemes
 from .reference import exact_dft, exact_matmul
 

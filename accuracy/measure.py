@@ -22,7 +22,8 @@ import numpy as np
 
 import splitprec
 
-from .bounds import fft_bound, gemm_bound, rfft_bound, schemes as bounded_schemes
+from .bounds import gemm_bound, schemes as bounded_schemes
+from .fft_bounds import fft_bound, rfft_bound
 from .reference import _nonfinite_pattern, exact_dft, exact_matmul
 
 TARGET_OF_DTYPE = {"float16": "float32", "float32": "float32", "float64": "float64"}

@@ -7,7 +7,8 @@ import pytest
 import splitprec
 from splitprec.engines import plan as fft_plan
 from splitprec.accuracy import cases, exact_matmul, fft_bound, gemm_bound, probabilistic, rfft_bound
-from splitprec.accuracy.bounds import U32, U_TRUNCATE, fft_radices, gamma, schemes
+from splitprec.accuracy.bounds import U32, U_TRUNCATE, gamma, schemes
+from splitprec.accuracy.fft_bounds import fft_radices
 
 SCHEMES = schemes()  # every registered scheme with a derived bound
 
