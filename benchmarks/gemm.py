@@ -28,10 +28,7 @@ import cupy  # noqa: E402
 import splitprec as sp  # noqa: E402
 from splitprec.accuracy.bounds import gemm_bound  # noqa: E402
 from splitprec.accuracy.reference import exact_matmul  # noqa: E402
-from splitprec.engines.cuda import gemm as cuda_gemm  # noqa: E402
-from splitprec.engines.cuda import gemm_sm80  # noqa: E402
-from splitprec.engines.cuda import gemm_sm90  # noqa: E402
-from splitprec.engines.cuda import launch  # noqa: E402
+from splitprec.engines.cuda import gemm as cuda_gemm, gemm_sm80, gemm_sm90, launch  # noqa: E402
 
 SCHEMES = sp.dtypes("float32")
 CASES = [(2048, 2048, 2048, 1), (4096, 4096, 4096, 1), (8192, 8192, 8192, 1), (16384, 16384, 16384, 1),

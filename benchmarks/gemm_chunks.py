@@ -10,7 +10,6 @@ import cupy
 
 import splitprec as sp
 from splitprec.engines.cuda import gemm as cuda_gemm
-from splitprec.engines.cuda import gemm_cublas
 
 from gemm import rel_error, time_ms
 

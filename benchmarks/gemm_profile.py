@@ -17,10 +17,7 @@ import cupy
 import numpy as np
 
 import splitprec as sp
-from splitprec.engines.cuda import gemm as cuda_gemm
-from splitprec.engines.cuda import split as cuda_split
-from splitprec.engines.cuda import gemm_cublas
-from splitprec.engines.cuda import gemm_sm90
+from splitprec.engines.cuda import gemm as cuda_gemm, gemm_cublas, gemm_sm90, split as cuda_split
 from benchmarks.gemm import cublas_gemm_ex, time_ms, to_bf16_bits
 
 

@@ -8,11 +8,7 @@ import cupy
 import numpy as np
 
 import splitprec as sp
-from splitprec.engines.cuda import gemm as cuda_gemm
-from splitprec.engines.cuda import split as cuda_split
-from splitprec.engines.cuda import gemm_cublas
-from splitprec.engines.cuda import gemm_sm80
-from splitprec.engines.cuda import gemm_sm90
+from splitprec.engines.cuda import gemm as cuda_gemm, gemm_cublas, gemm_sm80, gemm_sm90, split as cuda_split
 from benchmarks.gemm import time_ms
 
 CASES = [(64, 64, 64, 4096), (2048, 2048, 2048, 1), (128, 8192, 8192, 1)]

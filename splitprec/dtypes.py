@@ -30,8 +30,6 @@ from typing import Union
 
 import numpy as np
 
-import numpy as np
-
 from .formats import FORMATS, get_format
 from .ozaki import SCHEMES as _OZAKI2_SCHEMES, Ozaki2DType
 from .ozaki_plan import ADAPTIVE, Ozaki2AdaptiveDType
@@ -74,28 +72,18 @@ class SplitDType:
 
     @property
     def dtype(self):
-        """numpy's dtype of the storage (the ``dtype`` attribute protocol: ``np.dtype(d)``)."""
+        """numpy's dtype of the storage (the ``dtype`` attribute protocol: ``np.dtype(d)``; dask
+        arrays of SplitArray chunks, whose ``dtype`` is the scheme, add, reduce and rechunk by it)."""
         return np.dtype(self.target)
 
     @property
     def itemsize(self):
-        """Bytes per element of the storage."""
+        """Bytes per element of the storage (dask sizes chunks by it)."""
         return self.dtype.itemsize
 
     @property
     def format(self):
         return get_format(self.base)
-
-    @property
-    def dtype(self):
-        """The numpy dtype of the values (the target), so that ``numpy.dtype(scheme)`` is it: dask
-        arrays of SplitArray chunks, whose ``dtype`` is the scheme, can then add, reduce, rechunk."""
-        return np.dtype(self.target)
-
-    @property
-    def itemsize(self):
-        """Bytes of one value (as ``numpy.dtype.itemsize``; dask sizes chunks by it)."""
-        return self.dtype.itemsize
 
     @property
     def split_error(self):

@@ -184,8 +184,9 @@ def test_partial_sums_past_the_range_give_the_finite_result(name):
 specials = st.sampled_from([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -2.5, 1e-310, 1e300, 2.0 ** 1020])
 
 
+@pytest.mark.parametrize("scheme", ["ozaki2_int8_adaptive", "ozaki2_int8x14"])
 @given(data=st.data())
-def test_nonfinite_results_exactly_where_the_float64_product_has_them(data):
+def test_nonfinite_results_exactly_where_the_float64_product_has_them(scheme, data):
     m, k, n = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 6)), data.draw(st.integers(1, 4))
     local = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
     a, b = span(local, (m, k), data.draw(st.floats(0, 16))), local.standard_normal((k, n))
@@ -194,7 +195,7 @@ def test_nonfinite_results_exactly_where_the_float64_product_has_them(data):
             array[tuple(data.draw(st.integers(0, s - 1)) for s in array.shape)] = data.draw(specials)
     with np.errstate(all="ignore"):
         reference = exact_matmul(a, b)
-    c = sp.matmul(a, b, precision="fp64")
+    c = sp.matmul(a, b, dtype=scheme)
     for test in (np.isnan, np.isposinf, np.isneginf):
         assert np.array_equal(test(c), test(reference))
 

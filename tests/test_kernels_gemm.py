@@ -14,12 +14,7 @@ import pytest
 import splitprec as sp
 from splitprec.accuracy.bounds import gemm_bound
 from splitprec.accuracy.reference import exact_matmul
-from splitprec.engines.cuda import gemm as cuda_gemm
-from splitprec.engines.cuda import split as cuda_split
-from splitprec.engines.cuda import gemm_cublas
-from splitprec.engines.cuda import gemm_sm80
-from splitprec.engines.cuda import gemm_sm90
-from splitprec.engines.cuda import launch
+from splitprec.engines.cuda import (gemm as cuda_gemm, gemm_cublas, gemm_sm80, gemm_sm90, launch, split as cuda_split)
 from splitprec.split import split
 
 ALL_DTYPES = sp.dtypes("float32")

@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 
-from ..._backend import broadcast_shapes
 from ...dtypes import cheapest, dtype, dtypes
 from . import launch
 from .gemm_cublas import cublas_chunk, gemm_cublas
@@ -19,7 +18,7 @@ from .gemm_sm80 import GEMM_FILE, Tile, gemm_expression, gemm_sm80
 from .gemm_sm90 import GEMM90_FILE, TILE as SM90_TILE, gemm90_expression, gemm_sm90, pieces_expression
 from .nonfinite import NONFINITE_EXPRESSION, NONFINITE_FILE, fix_nonfinite, nonfinite_report
 from .split import FORMAT_CODE, SCALE_FILE, SPLIT_FILE, cached_split, flatten_batch, padded_k, split_expression, \
-    unscale
+    product_shape, unscale
 from .tuning import TUNING
 
 ENGINES = ("auto", "sm90", "sm80", "cublas")
@@ -94,9 +93,7 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False, cach
     ``tests/test_kernels_gemm.py::test_gpu_matmul_error_within_bound``.
     """
     import cupy
-    batch_shape = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    batch = math.prod(batch_shape)
-    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    batch_shape, batch, m, k, n = product_shape(a, b)
     if batch == 0 or m == 0 or n == 0 or k == 0:
         return cupy.zeros(batch_shape + (m, n), np.float32)
     if engine not in ENGINES:

@@ -16,17 +16,15 @@
   the host.
 """
 import functools
-import math
 
 import numpy as np
 
-from ..._backend import broadcast_shapes
 
 from ...dtypes import dtype
 from ...ozaki import K_BLOCK, SCHEMES, grid_bits
 from .launch import launch
 from .nonfinite import fix_nonfinite, nonfinite_report
-from .split import MAX_GRID_Y, at, flatten_batch
+from .split import MAX_GRID_Y, at, flatten_batch, product_shape
 from .tuning import TUNING
 
 RESIDUE_FILE = "ozaki2_residues_sm80.cu"
@@ -140,9 +138,7 @@ def matmul(a, b, d):
     ``tests/test_ozaki.py::test_gpu_matmul_matches_the_numpy_engine``.
     """
     import cupy
-    batch_shape = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    batch = math.prod(batch_shape)
-    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    batch_shape, batch, m, k, n = product_shape(a, b)
     if batch == 0 or m == 0 or n == 0 or k == 0:
         return cupy.zeros(batch_shape + (m, n), np.float64)
     a, b = flatten_batch(a, batch_shape, batch), flatten_batch(b, batch_shape, batch)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..._backend import broadcast_shapes
 from .launch import launch
 
 SPLIT_FILE = "split_terms_sm80.cu"
@@ -193,6 +194,12 @@ def unscale(c, pa, pb):
             np.int32(m if pa.exponent.shape[0] == batch else 0),
             np.int32(n if pb.exponent.shape[0] == batch else 0)))
     return c
+
+
+def product_shape(a, b):
+    """``(batch shape, batch size, m, k, n)`` of ``a @ b`` (batch dimensions broadcast)."""
+    batch_shape = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return batch_shape, math.prod(batch_shape), a.shape[-2], a.shape[-1], b.shape[-1]
 
 
 def flatten_batch(x, batch_shape, batch):
