@@ -1,43 +1,75 @@
-"""Host time of a public call: µs of Python and launches per call while calls run back to back with
-no synchronisation, on inputs small enough that the GPU work takes less than the host's (so the
-host sets the pace), beside cupy's own calls: ``PYTHONPATH=. python3 benchmarks/host_time.py``."""
+"""Host time of public GPU calls: µs per call over a loop of calls with one synchronize at the end,
+on inputs small enough that the host sets the pace, beside cupy's (and torch's) own calls in the same
+run. ``python3 benchmarks/host_time.py [--out DIR]`` writes ``host-time-<date>-<sha>.json``."""
+import argparse
+import json
+import pathlib
+import sys
 import time
 
 import cupy
 import numpy as np
 
-import splitprec as sp
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import gemm as bench  # noqa: E402  (header)
+import splitprec as sp  # noqa: E402
+
+CALLS = 300
+SCHEMES = ["fp16x3", "tf32x3", "bf16x6", "bf16x9"]
 
 
-def host_us(fn, calls=300):
+def host_us(fn, calls=CALLS):
+    """Wall µs per call of ``calls`` calls back to back, after two warm calls."""
+    fn()
     fn()
     cupy.cuda.Device().synchronize()
     start = time.perf_counter()
     for _ in range(calls):
         fn()
-    elapsed = time.perf_counter() - start
     cupy.cuda.Device().synchronize()
-    return elapsed / calls * 1e6
+    return (time.perf_counter() - start) / calls * 1e6
 
 
-def main():
+def cases():
     rng = np.random.default_rng(0)
-    x = cupy.asarray(rng.standard_normal((16, 2048)).astype(np.float32).view(np.complex64))
-    r = cupy.asarray(rng.standard_normal((16, 1024)).astype(np.float32))
-    a, b = (cupy.asarray(rng.standard_normal((64, 8, 8)).astype(np.float32)) for _ in range(2))
-    m = cupy.asarray(rng.standard_normal((64, 64)).astype(np.float32))
-    w = cupy.asarray(rng.standard_normal((256, 256)).astype(np.float32))
-    cases = {"cupy.fft.fft 16x1024": lambda: cupy.fft.fft(x), "sp.fft.fft 16x1024": lambda: sp.fft.fft(x),
-             "cupy.fft.rfft 16x1024": lambda: cupy.fft.rfft(r), "sp.fft.rfft 16x1024": lambda: sp.fft.rfft(r),
-             "cupy.matmul 64x8^3": lambda: cupy.matmul(a, b),
-             "sp.matmul fp16x3 64x8^3": lambda: sp.matmul(a, b, dtype="fp16x3"),
-             "sp.matmul bf16x6 64x8^3": lambda: sp.matmul(a, b, dtype="bf16x6"),
-             "cupy.matmul 64^3": lambda: cupy.matmul(m, m),
-             "sp.matmul fp16x3 64^3": lambda: sp.matmul(m, m, dtype="fp16x3"),
-             "sp.matmul tf32x3 64^3": lambda: sp.matmul(m, m, dtype="tf32x3"),
-             "sp.matmul fp16x3 256^3 (wgmma kernel)": lambda: sp.matmul(w, w, dtype="fp16x3")}
-    for name, fn in cases.items():
-        print(f"{name}: host {host_us(fn):.1f} us/call", flush=True)
+    g = lambda *shape: cupy.asarray(rng.standard_normal(shape, dtype=np.float32))   # noqa: E731
+    rows = []
+    for label, a, b in (("64^2", g(64, 64), g(64, 64)), ("256^2", g(256, 256), g(256, 256)),
+                        ("1024^2", g(1024, 1024), g(1024, 1024)), ("64 x 8^3", g(64, 8, 8), g(64, 8, 8))):
+        rows.append(("cupy.matmul", label, lambda a=a, b=b: cupy.matmul(a, b)))
+        try:
+            import torch
+            ta, tb = torch.from_dlpack(a), torch.from_dlpack(b)
+            rows.append(("torch.matmul", label, lambda ta=ta, tb=tb: torch.matmul(ta, tb)))
+        except ImportError:
+            pass
+        for name in SCHEMES:
+            rows.append((f"sp.matmul {name}", label, lambda a=a, b=b, name=name: sp.matmul(a, b, dtype=name)))
+        rows.append(("sp.matmul precision=fp32", label, lambda a=a, b=b: sp.matmul(a, b, precision="fp32")))
+    x = cupy.asarray(rng.standard_normal((16, 2048), dtype=np.float32)).view(np.complex64)
+    r = cupy.asarray(rng.standard_normal((16, 1024), dtype=np.float32))
+    rows += [("cupy.fft.fft", "16 x 1024", lambda: cupy.fft.fft(x)),
+             ("sp.fft.fft bf16x6", "16 x 1024", lambda: sp.fft.fft(x, dtype="bf16x6")),
+             ("cupy.fft.rfft", "16 x 1024", lambda: cupy.fft.rfft(r)),
+             ("sp.fft.rfft bf16x6", "16 x 1024", lambda: sp.fft.rfft(r, dtype="bf16x6"))]
+    a64, b64 = (cupy.asarray(rng.standard_normal((64, 64))) for _ in range(2))
+    rows += [("cupy.matmul float64", "64^2", lambda: cupy.matmul(a64, b64)),
+             ("sp.matmul ozaki2_int8x14", "64^2", lambda: sp.matmul(a64, b64, dtype="ozaki2_int8x14"))]
+    return rows
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parent / "results"))
+    args = parser.parse_args(argv)
+    head = bench.header()
+    records = []
+    for call, size, fn in cases():
+        records.append({"call": call, "size": size, "host_us": host_us(fn)})
+        print(f"{call:28s} {size:10s} {records[-1]['host_us']:7.1f} us/call", flush=True)
+    out = pathlib.Path(args.out) / f"host-time-{head['date'][:10]}-{head['git_sha']}.json"
+    out.write_text(json.dumps({**head, "calls": CALLS, "results": records}, indent=1))
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

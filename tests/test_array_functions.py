@@ -227,3 +227,11 @@ def test_contractions_broadcast_and_return_scalars_like_numpy():
     assert np.array_equal(np.asarray(got), np.asarray(np.einsum("...i,...i->...", a, b)))
     assert type(np.vdot(b, b)) is np.float32 and type(np.einsum("ij,ij", b, b)) is np.float32
     assert np.einsum("i,i->i", sp.ones(1), sp.ones(3)).shape == (3,)
+
+
+def test_device_check_sees_arrays_inside_lists_regression():
+    """``np.concatenate([gpu, cpu])`` is checked for mixed devices before the call: the check finds
+    the arrays inside its list argument (it saw only top-level arrays, and cupy raised first)."""
+    from splitprec.array.fallback import _arrays
+    x, y, z = np.zeros(1, np.float32), np.ones(2, np.float32), np.ones(3, np.float32)
+    assert [a.size for a in _arrays(([x, (y,)], z, 3.0))] == [1, 2, 3]

@@ -96,7 +96,14 @@ def wrap(result, d, splits, plains):
 
 
 def _arrays(values):
-    return [v for v in values if isinstance(v, np.ndarray) or is_cupy(v)]
+    """The numpy and cupy arrays in ``values``, nested lists and tuples (``np.concatenate([a, b])``) included."""
+    found = []
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            found += _arrays(v)
+        elif isinstance(v, np.ndarray) or is_cupy(v):
+            found.append(v)
+    return found
 
 
 def _fft(name, values, options, d, op):

@@ -1,0 +1,79 @@
+"""Run the gpu tests on a CUDA machine and record the run in ``benchmarks/results/gpu-tests.json``.
+
+``python3 benchmarks/gpu_tests.py --git-sha SHA [-n WORKERS]``: ``pytest -m gpu tests`` (spread over
+WORKERS processes when pytest-xdist imports), then the record: ``git_sha`` (the commit that ran:
+the checkout's HEAD, or ``--git-sha`` where the copy has no ``.git``), ``date``, ``device``,
+``driver``, ``cupy``, ``passed``, ``failed``, ``skipped``, ``seconds``. It writes a record only
+from a real run (cupy sees a GPU); the exit status is pytest's.
+"""
+import argparse
+import datetime
+import importlib.util
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ElementTree
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+RECORD = ROOT / "benchmarks" / "results" / "gpu-tests.json"
+
+
+def head_sha():
+    """The checkout's HEAD, or None outside a git checkout."""
+    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def device():
+    """``(device name, driver version, cupy version)`` of GPU 0, or a SystemExit without one."""
+    import cupy
+    if cupy.cuda.runtime.getDeviceCount() == 0:
+        raise SystemExit("gpu_tests: cupy sees no CUDA device; a record comes only from a run on a GPU")
+    name = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True)
+    driver = smi.stdout.strip().splitlines()[0] if smi.returncode == 0 else str(cupy.cuda.runtime.driverGetVersion())
+    return name, driver, cupy.__version__
+
+
+def counts(junit):
+    """``(passed, failed, skipped)`` from a pytest JUnit XML report (errors count as failed)."""
+    suite = ElementTree.parse(junit).getroot()
+    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    total, failures, errors, skipped = (int(suite.get(key, 0)) for key in ("tests", "failures", "errors", "skipped"))
+    return total - failures - errors - skipped, failures + errors, skipped
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--git-sha", default=None, help="the commit that runs (default: the checkout's HEAD)")
+    parser.add_argument("-n", "--workers", type=int, default=0, help="pytest-xdist processes (0: one process)")
+    parser.add_argument("--record", type=pathlib.Path, default=RECORD, help="where the record goes")
+    args, extra = parser.parse_known_args(argv)
+    sha = args.git_sha or head_sha()
+    if not sha:
+        parser.error("--git-sha is needed outside a git checkout")
+    name, driver, cupy_version = device()
+    spread = ["-n", str(args.workers)] if args.workers and importlib.util.find_spec("xdist") else []
+    with tempfile.TemporaryDirectory() as scratch:
+        junit = pathlib.Path(scratch) / "gpu.xml"
+        command = [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "tests", "-rfE", f"--junitxml={junit}",
+                   *spread, *extra]
+        start = time.perf_counter()
+        status = subprocess.run(command, cwd=ROOT).returncode
+        seconds = round(time.perf_counter() - start, 1)
+        passed, failed, skipped = counts(junit)
+    record = {"git_sha": sha, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "device": name, "driver": driver, "cupy": cupy_version, "passed": passed, "failed": failed,
+              "skipped": skipped, "seconds": seconds, "command": "python3 -m pytest -q -m gpu tests" +
+              (f" -n {args.workers}" if spread else "")}
+    args.record.write_text(json.dumps(record, indent=1) + "\n")
+    print(json.dumps(record))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
