@@ -22,8 +22,6 @@ from .measure import (CONFIDENCE, NATIVE, _normwise, exact_spectrum, gemm_scheme
                       single_precision_fft)
 from .reference import exact_matmul
 
-REFERENCE_SCHEMES = ("tf32", "bf16")        # drawn in the error-vs-k plot whatever is selected
-
 
 def has_fft():
     """True when this splitprec provides ``splitprec.fft.fft``."""
@@ -79,10 +77,10 @@ def run(level="quick", schemes=None, ops=("gemm", "fft", "rfft"), sizes=None, en
 
     A case runs on the schemes of its target: float32 cases (and FFT signals) on the float32-target
     schemes, the float64 ``fp64_*`` GEMM cases on the fp64 schemes. ``schemes`` default: every
-    scheme with a bound (:func:`accuracy.measure.gemm_schemes`). ``progress(done, total, label)``
-    is called after each measurement when given.
+    scheme with a bound (:func:`accuracy.measure.gemm_schemes`); given, exactly those (each once)
+    run. ``progress(done, total, label)`` is called after each measurement when given.
     """
-    schemes = gemm_schemes() if schemes is None else [splitprec.dtype(s).name for s in schemes]
+    schemes = gemm_schemes() if schemes is None else list(dict.fromkeys(splitprec.dtype(s).name for s in schemes))
     by_target = {}
     for s in schemes:
         by_target.setdefault(splitprec.dtype(s).target, []).append(s)
