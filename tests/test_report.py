@@ -28,7 +28,7 @@ def test_report_quick_runs_as_module_and_writes_every_file(tmp_path):
     assert any(line.split()[2:3] == ["bf16x9"] for line in last)
     fp64_rows = [line.split() for line in last if line.split()[2:3] and line.split()[2].startswith("ozaki2")]
     assert sorted(row[2] for row in fp64_rows) == ["ozaki2_int8_adaptive"] + [f"ozaki2_int8x{n}" for n in range(12, 19)]
-    assert {row[2]: row[3] for row in fp64_rows}["ozaki2_int8x14"] == "fp64"       # class column
+    assert " ".join({row[2]: row for row in fp64_rows}["ozaki2_int8x14"][3:7]) == "fp64 within 2 binades"
     assert {row[2]: row[3] for row in fp64_rows}["ozaki2_int8_adaptive"] == "fp64"
     md = (out / "report.md").read_text()
     assert "All errors are within their bounds." in md
@@ -38,7 +38,7 @@ def test_report_quick_runs_as_module_and_writes_every_file(tmp_path):
     assert len(saved["measurements"]) == md.split("## Every measurement")[1].count("\n| ") - 1
     assert {r["scheme"] for r in saved["summary"]} == {row[2] for row in map(str.split, last)}
     fp64_section = md.split("## Summary: fp64 schemes")[1].split("##")[0]
-    assert "DGEMM" in fp64_section and "| cpu | gemm | ozaki2_int8x14 | fp64 |" in fp64_section
+    assert "DGEMM" in fp64_section and "| cpu | gemm | ozaki2_int8x14 | fp64 within 2 binades |" in fp64_section
     assert "| fp64_near_max_k16 | cpu | ozaki2_int8x14 |" in md
     assert "Summary: fp64 schemes" in (out / "report.html").read_text()
 
@@ -138,8 +138,7 @@ def test_report_runs_one_fp64_scheme_on_the_float64_cases(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "ozaki2_int8x14" in text and "ozaki2_int8x15" not in text
     md = (tmp_path / "report.md").read_text()
-    assert "| fp64_normal_k48 | cpu | ozaki2_int8x14 |" in md and "| normal_k48 | cpu | tf32 |" in md
-    assert "| fp64_normal_k48 | cpu | tf32 |" not in md and "| normal_k48 | cpu | ozaki2_int8x14 |" not in md
+    assert "| fp64_normal_k48 | cpu | ozaki2_int8x14 |" in md and "| normal_k48 | cpu |" not in md   # no float32 rows
 
 
 def test_fp64_schemes_within_bound_on_every_quick_case_and_dgemm_class_on_normal():
@@ -148,7 +147,7 @@ def test_fp64_schemes_within_bound_on_every_quick_case_and_dgemm_class_on_normal
     assert all(m.ratio <= 1 for m in results), [(m.case, m.scheme, m.ratio) for m in results if m.ratio > 1]
     rows = {r["scheme"]: r for r in report.summary_rows(results)}
     assert set(rows) == set(FP64) and all(r["target"] == "float64" and r["op"] == "gemm" for r in rows.values())
-    assert [rows[s]["class"] for s in FP64] == ["<fp64"] * 2 + ["fp64"] * 5
+    assert [rows[s]["class"] for s in FP64] == ["< fp64"] * 2 + [f"fp64 within {s} binades" for s in (2, 5, 9, 13, 17)]
     # x native compares with numpy's float64 matmul (DGEMM): x14 within a few DGEMM errors, x15 below.
     assert rows["ozaki2_int8x14"]["vs_native"] < 4 and rows["ozaki2_int8x15"]["vs_native"] < 1
     assert rows["ozaki2_int8x12"]["vs_native"] > 10
@@ -298,6 +297,32 @@ def test_class_findings_say_in_words_where_a_scheme_is_not_fp32_class():
         "tf32x3 (gemm, cpu engine): within 4x SGEMM's error on every case.",
         "Below fp32 class by design (docs/bounds.md, section 8; gemm, cpu engine): bf16 (worst: an "
         "error where SGEMM is exact, on near_max_k16)."]
+
+
+def test_fixed_fp64_schemes_are_reported_as_fp64_only_within_their_span_regression():
+    """ozaki2_int8x14 reached error 1 on exp(16 N(0,1)) data: its class says "within 2 binades"
+    instead of "fp64", and the findings say so instead of "NOT fp64 class"."""
+    spans = [_fake("ozaki2_int8x14", "fp64_span_phi16_k256", 0.9, 1e-15, 1 - 8e-14),
+             _fake("ozaki2_int8x14", "fp64_normal_k16", 2e-16, 1e-16),
+             _fake("ozaki2_int8_adaptive", "fp64_span_phi16_k256", 1e-15, 1e-15),
+             _fake("fp16x3", "span_phi8_k256", 1e-3, 1e-7)]
+    rows = {r["scheme"]: r for r in report.summary_rows(spans)}
+    assert rows["ozaki2_int8x14"]["class"] == "fp64 within 2 binades" and rows["ozaki2_int8_adaptive"]["class"] == "fp64"
+    assert rows["fp16x3"]["class"] == "fp32 within 25 binades"
+    findings = report.class_findings(spans)
+    assert not any("NOT" in line for line in findings)
+    assert ("Fp64 class only within an exponent span of each row's and column's largest entry, by design "
+            "(docs/bounds.md, section 12; gemm, cpu engine): ozaki2_int8x14 (within 2 binades; worst: 9e+14x "
+            "DGEMM, on fp64_span_phi16_k256).") in findings
+    assert "ozaki2_int8_adaptive (gemm, cpu engine): within 4x DGEMM's error on every case." in findings
+    assert any(line.startswith("Fp32 class only within") and "fp16x3 (within 25 binades;" in line for line in findings)
+
+
+@pytest.mark.parametrize("ratio, text", [(1 - 8e-14, "0.99999999999992"), (0.9996, "0.9996"), (0.5, "0.5"),
+                                         (1.0, "1"), (2.5e-3, "0.0025"), (math.inf, "inf")])
+def test_summary_prints_ratios_as_plain_numbers_regression(ratio, text):
+    assert report.ratio_text(ratio) == text
+    assert (float(text) < 1) == (ratio < 1)                 # below the bound never prints as 1
 
 
 def test_report_no_longer_says_only_within_bounds_when_a_scheme_misses_its_class(tmp_path):
