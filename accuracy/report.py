@@ -20,7 +20,7 @@ import splitprec
 from . import cases as case_registry, provenance, report_files
 from .classes import class_label, class_span
 from .measure import (CONFIDENCE, NATIVE, _normwise, exact_spectrum, gemm_schemes, measure_fft, measure_gemm,
-                      single_precision_fft)
+                      native_error, single_precision_fft)
 from .reference import exact_matmul
 
 
@@ -61,8 +61,7 @@ def _measure_case(case, schemes, engines):
     inputs = case.inputs(seed=0)
     if case.op == "gemm":
         exact = exact_matmul(*inputs)
-        with np.errstate(all="ignore"):
-            native = _normwise(np.matmul(*inputs).astype(np.float64), exact)
+        native = native_error(*inputs, exact)
         measure = lambda s, e: measure_gemm(*inputs, s, e, reference=exact, native=native)
     else:
         exact = exact_spectrum(inputs[0], case.op)

@@ -439,3 +439,15 @@ def test_probabilistic_bound_holds_at_its_rate_on_the_gpu_engine():
     outside = sum(r.outside_probabilistic * 64 * 64 for r in rows)
     assert outside <= entries * (1 - accuracy.measure.CONFIDENCE) + 4 * math.sqrt(entries * 1e-3) + 1
     assert all(r.ratio <= r.ratio_probabilistic for r in rows)
+
+
+def test_check_native_baseline_does_not_depend_on_the_operands_layout_regression():
+    """check(A.T, A) and check of a contiguous or Fortran-ordered copy of A.T, or of a reversed
+    view, compare with the same native error: SGEMM of contiguous copies."""
+    a = cases.normal(np.random.default_rng(5), (256, 24))
+    reversed_rows = np.ascontiguousarray(a[::-1])[::-1]
+    layouts = [a.T, np.ascontiguousarray(a.T), np.asfortranarray(a.T), reversed_rows.T]
+    rows = [check(x, a, ["bf16x9"]).rows[0] for x in layouts]
+    assert len({r.native for r in rows}) == 1 and len({r.normwise for r in rows}) == 1
+    product = np.matmul(np.ascontiguousarray(a.T), a).astype(np.float64)
+    assert rows[0].native == accuracy.measure._normwise(product, accuracy.exact_matmul(a.T, a))
