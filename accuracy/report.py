@@ -183,8 +183,9 @@ def class_findings(results, factor=CLASS_FACTOR):
         if held:
             lines.append(f"{', '.join(held)} ({where}): within {factor:g}x {native}'s error on every case.")
         section = f"docs/bounds.md, section {CLASS_SECTION[target]}; {where}"
-        for title, chosen in ((f"{label.capitalize()} class only within an exponent span of each row's "
-                               f"and column's largest entry, by design", lambda span: span not in (None, math.inf)),
+        largest = "each row's and column's largest entry" if op == "gemm" else "each signal's largest entry"
+        for title, chosen in ((f"{label} class only within an exponent span below {largest}, by design",
+                               lambda span: span not in (None, math.inf)),
                               (f"Below {label} class by design", lambda span: span is None)):
             named = [(scheme, *_worst(ms, versus_native)) for scheme, ms in sorted(by_scheme.items())
                      if chosen(class_span(scheme))]
@@ -315,7 +316,7 @@ def _plots(results, out):
     except ImportError:
         return []
     from .plots import draw_all
-    return draw_all(results, out, plt)
+    return draw_all(results, out, plt, summary_rows(results))
 
 
 def gpu_vs_cpu(results):

@@ -19,7 +19,7 @@ def test_report_quick_runs_as_module_and_writes_every_file(tmp_path):
                           cwd=os.path.dirname(os.path.dirname(__file__)))
     assert done.returncode == 0, done.stderr[-2000:]
     assert {"report.md", "report.html", "report.json", "error_vs_k.png", "error_vs_span.png",
-            "fp64_error_vs_k.png", "fp64_error_vs_span.png", "fft_error_vs_n.png",
+            "fp64_error_vs_k.png", "fp64_error_vs_span.png", "fft_error_vs_n.png", "worst_cases.png",
             "bound_tightness.png"} <= set(os.listdir(out))
     lines = done.stdout.strip().splitlines()
     assert lines[0].startswith("wrote ") and lines[1].startswith("engine  op    scheme")
@@ -311,11 +311,11 @@ def test_fixed_fp64_schemes_are_reported_as_fp64_only_within_their_span_regressi
     assert rows["fp16x3"]["class"] == "fp32 within 25 binades"
     findings = report.class_findings(spans)
     assert not any("NOT" in line for line in findings)
-    assert ("Fp64 class only within an exponent span of each row's and column's largest entry, by design "
+    assert ("fp64 class only within an exponent span below each row's and column's largest entry, by design "
             "(docs/bounds.md, section 12; gemm, cpu engine): ozaki2_int8x14 (within 2 binades; worst: 9e+14x "
             "DGEMM, on fp64_span_phi16_k256).") in findings
     assert "ozaki2_int8_adaptive (gemm, cpu engine): within 4x DGEMM's error on every case." in findings
-    assert any(line.startswith("Fp32 class only within") and "fp16x3 (within 25 binades;" in line for line in findings)
+    assert any(line.startswith("fp32 class only within") and "fp16x3 (within 25 binades;" in line for line in findings)
 
 
 @pytest.mark.parametrize("ratio, text", [(1 - 8e-14, "0.99999999999992"), (0.9996, "0.9996"), (0.5, "0.5"),
@@ -387,28 +387,73 @@ def test_measurements_carry_the_probabilistic_ratio_at_most_the_rigorous_one_apa
 
 # ---- plots ------------------------------------------------------------------------------------------
 
-def test_line_plot_keeps_identical_schemes_apart_marks_exact_errors_and_puts_the_legend_outside():
+@pytest.fixture
+def plt():
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot
+    yield matplotlib.pyplot
+    matplotlib.pyplot.close("all")
+
+
+def test_line_plot_puts_markers_where_measured_on_a_floor_with_the_legend_outside_regression(plt):
+    """Markers were shifted sideways (bf16 drawn at phi = 0.35 for phi = 1) and exact errors sat
+    on an arbitrary bottom: now every marker is at its measured x, identical schemes differ by
+    marker and size, and errors at or below the floor (0 included) lie on the marked floor."""
     from splitprec.accuracy import plots
     fig, ax = plt.subplots()
-    same = [(1, 1e-7), (16, 0.0), (256, 3e-7)]
-    plots.draw_lines(ax, {"bf16x6": same, "bf16x9": same}, [(1, 1e-7), (16, 2e-7), (256, 4e-7)], True, "native fp32")
-    first, second = ax.get_lines()[:2]
-    assert first.get_marker() != second.get_marker() and first.get_linestyle() != second.get_linestyle()
-    assert all(a != b for a, b in zip(first.get_xdata(), second.get_xdata()))        # shifted apart
-    assert min(min(line.get_ydata()) for line in ax.get_lines()) == 1e-7             # no floor for 0
+    same = [(1, 1e-7), (4, 0.0), (16, 3e-7)]
+    floor = plots.floor_of("float32")
+    plots.draw_lines(ax, {"bf16x6": same, "bf16x9": same}, [(1, 1e-7), (4, 2e-7), (16, 1e3)], False,
+                     "native fp32", floor)
+    first, second, native = ax.get_lines()[:3]
+    assert list(first.get_xdata()) == list(second.get_xdata()) == [1, 4, 16]
+    assert first.get_marker() != second.get_marker() and first.get_markersize() > second.get_markersize()
+    assert list(first.get_ydata()) == [1e-7, floor, 3e-7] and list(native.get_ydata())[-1] == plots.CEILING
+    assert ax.get_ylim()[0] == floor / 2 and [t.get_position()[0] for t in ax.get_xticklabels()] == [1, 4, 16]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels.count("error 0 (exact)") == 1
+    assert any(label.startswith("floor 9.3e-10") for label in labels)
+    assert any(label.startswith("errors above 10") for label in labels)
     assert ax.get_legend().get_bbox_to_anchor().transformed(ax.transAxes.inverted()).x0 > 1
-    plt.close(fig)
 
 
-def test_tightness_plot_has_separate_fp32_and_fp64_panels():
-    matplotlib = pytest.importorskip("matplotlib")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def test_span_plot_takes_only_its_k_and_fft_plot_one_x_per_length_regression():
+    """fp64_error_vs_span mixed the k = 600 cases into its k = 256 line; the quick FFT plot spread
+    the schemes of one length over nine x positions."""
+    from splitprec.accuracy import plots
+    results = [_fake("ozaki2_int8x14", f"fp64_span_phi16_k{k}", e, 1e-16) for k, e in ((256, 1e-9), (600, 1e-8))]
+    for m, k in zip(results, (256, 600)):
+        m.params = {"phi": 16, "k": k}
+    lines, native = plots._series(results, "fp64_span_phi", "phi", {"k": 256}, "gemm")
+    assert lines == {"ozaki2_int8x14": [(16, 1e-9)]} and native == [(16, 1e-16)]
+    ffts = [_fake(s, "fft_normal_n64", 1e-7, 1e-7, op="fft") for s in ("bf16x6", "tf32x3", "bf16")]
+    for m in ffts:
+        m.params = {"n": 64}
+    lines, _ = plots._series(ffts, "fft_normal_n", "n", {}, "fft")
+    assert {x for points in lines.values() for x, _ in points} == {64}
+
+
+def test_worst_case_figure_plots_each_schemes_worst_case_at_its_value_regression(plt):
+    """The worst cases were named in the text and plotted nowhere."""
+    from splitprec.accuracy import plots
+    rows = report.summary_rows(FAKE)
+    fig = plots.worst_case_figure(plt, rows)
+    left, right = fig.axes
+    names = [t.get_text() for t in left.get_yticklabels()]
+    assert sorted(names) == sorted(f"{r['scheme']} (gemm)" for r in rows)
+    order = sorted(rows, key=lambda r: (r["target"], r["op"], r["scheme"]), reverse=True)
+    for ax, key, case in ((left, "worst_vs_native", "worst_vs_native_case"), (right, "worst_ratio", "worst_case")):
+        marked = {text.xy[1]: (text.get_text(), text.xy[0]) for text in ax.texts}     # row -> (case, x)
+        for y, r in enumerate(order):
+            value = r[key]
+            assert marked[y][0] == r[case] + (" (native exact)" if value == math.inf else "")
+            if value < math.inf:
+                assert marked[y][1] == pytest.approx(value)
+            else:
+                assert marked[y][1] > max(v[key] for v in rows if v[key] < math.inf)
+
+
+def test_tightness_plot_has_separate_fp32_and_fp64_panels(plt):
     from splitprec.accuracy import plots
     results = report.run("quick", ["bf16x9", "ozaki2_int8x14"], ("gemm",), sizes=[16])
     fig = plots.tightness_figure(plt, results)
