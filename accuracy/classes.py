@@ -3,12 +3,12 @@
 The class of a scheme is that of its target's native product: "fp32" when the bound is float32
 SGEMM's worst-case bound plus at most 16 float32 roundings per product (docs/bounds.md section 8),
 "fp64" when it is float64 DGEMM's worst-case bound ``gamma_k |A||B|`` plus at most 16 float64
-roundings per product (section 12). A scheme holds its class on every row of A and column of B
-whose entries lie within its span: that many binades below the row's (column's) largest entry
-(zeros count as outside it for the float32 schemes, whose bound charges every element the
-underflow of its parts; the fp64 bound holds zeros exactly). The span is unlimited (``math.inf``) for the fp32-class schemes and the adaptive fp64
-scheme, finite for ``fp16x3`` (the fp16 range) and the fixed ``ozaki2_int8x<N>`` (their modulus
-budget), and None for the schemes below class at any span.
+roundings per product (section 12). A scheme holds its class on every row of A and column of B whose
+entries lie within its span: that many binades below the row's (column's) largest entry (zeros count
+as outside it for the float32 schemes, whose bound charges every element the underflow of its parts;
+the fp64 bound holds zeros exactly). The span is unlimited (``math.inf``) for the fp32-class schemes
+and the adaptive fp64 scheme, finite for ``fp16x3`` (the fp16 range) and the fixed
+``ozaki2_int8x<N>`` (their modulus budget), and None for the schemes below class at any span.
 """
 import math
 

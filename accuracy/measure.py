@@ -235,6 +235,15 @@ def _fft_ratio(err, bound):
     return 0.0 if err == 0 else float(err / bound) if bound > 0 else np.inf
 
 
+def ratio_text(ratio):
+    """``ratio`` as a plain number to 3 significant digits, and a ratio just below 1 to as many
+    as show the first digit of its distance from 1 (a bound nearly attained: ``0.99999999999992``)."""
+    digits = 3
+    if 0 < ratio < 1:
+        digits = min(17, max(digits, 1 - math.floor(math.log10(1 - ratio))))
+    return f"{ratio:.{digits}g}"
+
+
 @dataclass
 class CheckResult:
     """The table returned by :func:`check`; ``str()`` and ``to_markdown()`` render it."""
@@ -246,8 +255,9 @@ class CheckResult:
     def to_markdown(self):
         head = (f"| scheme | normwise error | max error/bound | max error/prob. bound | vs native "
                 f"{NATIVE[self.target]} | time (s) |\n|---|---|---|---|---|---|\n")
-        body = "".join(f"| {r.scheme} | {r.normwise:.3g} | {r.ratio:.3g} | {r.ratio_probabilistic:.3g} | "
-                       f"{_versus(r.normwise, r.native)} | {r.seconds:.3g} |\n" for r in self.rows)
+        body = "".join(f"| {r.scheme} | {r.normwise:.3g} | {ratio_text(r.ratio)} | "
+                       f"{ratio_text(r.ratio_probabilistic)} | {_versus(r.normwise, r.native)} | "
+                       f"{r.seconds:.3g} |\n" for r in self.rows)
         return head + body
 
     def __str__(self):
@@ -255,8 +265,9 @@ class CheckResult:
         native = NATIVE[self.target]
         lines = [f"{'scheme':<{width}} {'normwise':>10} {'err/bound':>10} {'err/prob.':>10} "
                  f"{'vs ' + native:>10} {'time s':>8}"]
-        lines += [f"{r.scheme:<{width}} {r.normwise:>10.3g} {r.ratio:>10.3g} {r.ratio_probabilistic:>10.3g} "
-                  f"{_versus(r.normwise, r.native):>10} {r.seconds:>8.3g}" for r in self.rows]
+        lines += [f"{r.scheme:<{width}} {r.normwise:>10.3g} {ratio_text(r.ratio):>10} "
+                  f"{ratio_text(r.ratio_probabilistic):>10} {_versus(r.normwise, r.native):>10} "
+                  f"{r.seconds:>8.3g}" for r in self.rows]
         error = self.rows[0].native if self.rows else float("nan")
         lines.append(f"native {self.target} matmul normwise error: {error:.3g}; shape {self.shape}")
         return "\n".join(lines)
@@ -358,9 +369,10 @@ def check(a, b, schemes=None, *, engine="cpu"):
     CheckResult
         ``.rows`` holds one :class:`Measurement` per scheme; ``str()`` is a plain table,
         ``.to_markdown()`` a markdown one, both with the error over the rigorous and over the
-        probabilistic bound (confidence :data:`CONFIDENCE`, docs/bounds.md section 13). "vs native" is the scheme's normwise error over that of
-        ``numpy.matmul`` of the same operands: float32 BLAS ("vs native fp32"), or float64 BLAS,
-        DGEMM ("vs native fp64"); below 1: more accurate than it.
+        probabilistic bound (confidence :data:`CONFIDENCE`, docs/bounds.md section 13), as plain
+        numbers (:func:`ratio_text`). "vs native" is the scheme's normwise error over that of
+        ``numpy.matmul`` of contiguous copies of the operands (:func:`native_error`): float32 BLAS
+        ("vs native fp32"), or float64 BLAS, DGEMM ("vs native fp64"); below 1: more accurate than it.
 
     Raises
     ------

@@ -2,10 +2,11 @@
 
 ``run(level, schemes, ops, sizes, engines, progress)`` measures every (case, scheme, engine): the
 float32-target schemes on the float32 cases, the fp64 schemes (``ozaki2_int8x<N>``,
-``ozaki2_int8_adaptive``) on the float64 GEMM cases ``fp64_*`` (native: DGEMM); ``summary(results)`` is the per-scheme table printed last
-by ``splitprec report`` (worst error relative to native and its case, worst error/bound for the
-rigorous and the probabilistic bound), ``class_findings(results)`` says in words where a scheme is
-not fp32 (fp64) class, and which are so only within an exponent span (``accuracy.classes``); ``write(results, out)`` writes ``report.md``, ``report.html``,
+``ozaki2_int8_adaptive``) on the float64 GEMM cases ``fp64_*`` (native: DGEMM); ``summary(results)``
+is the per-scheme table printed last by ``splitprec report`` (worst error relative to native and its
+case, worst error/bound for the rigorous and the probabilistic bound), ``class_findings(results)``
+says in words where a scheme is not fp32 (fp64) class, and which are so only within an exponent span
+(``accuracy.classes``); ``write(results, out)`` writes ``report.md``, ``report.html``,
 ``report.json`` (provenance and every row) and PNG plots (matplotlib, Agg).
 """
 from dataclasses import replace
@@ -20,7 +21,7 @@ import splitprec
 from . import cases as case_registry, provenance, report_files
 from .classes import class_label, class_span
 from .measure import (CONFIDENCE, NATIVE, _normwise, exact_spectrum, gemm_schemes, measure_fft, measure_gemm,
-                      native_error, single_precision_fft)
+                      native_error, ratio_text, single_precision_fft)
 from .reference import exact_matmul
 
 
@@ -207,15 +208,6 @@ def _span_words(scheme):
 def _against(value, native):
     """``"4.86e+04x SGEMM"``, or for inf ``"an error where SGEMM is exact"``."""
     return f"an error where {native} is exact" if value == math.inf else f"{value:.3g}x {native}"
-
-
-def ratio_text(ratio):
-    """``ratio`` as a plain number to 3 significant digits, and a ratio just below 1 to as many
-    as show the first digit of its distance from 1 (a bound nearly attained: ``0.99999999999992``)."""
-    digits = 3
-    if 0 < ratio < 1:
-        digits = min(17, max(digits, 1 - math.floor(math.log10(1 - ratio))))
-    return f"{ratio:.{digits}g}"
 
 
 _COLUMNS = (("engine", "engine", "{}".format), ("op", "op", "{}".format),

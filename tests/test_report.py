@@ -307,7 +307,8 @@ def test_fixed_fp64_schemes_are_reported_as_fp64_only_within_their_span_regressi
              _fake("ozaki2_int8_adaptive", "fp64_span_phi16_k256", 1e-15, 1e-15),
              _fake("fp16x3", "span_phi8_k256", 1e-3, 1e-7)]
     rows = {r["scheme"]: r for r in report.summary_rows(spans)}
-    assert rows["ozaki2_int8x14"]["class"] == "fp64 within 2 binades" and rows["ozaki2_int8_adaptive"]["class"] == "fp64"
+    assert rows["ozaki2_int8x14"]["class"] == "fp64 within 2 binades"
+    assert rows["ozaki2_int8_adaptive"]["class"] == "fp64"
     assert rows["fp16x3"]["class"] == "fp32 within 25 binades"
     findings = report.class_findings(spans)
     assert not any("NOT" in line for line in findings)
@@ -323,6 +324,12 @@ def test_fixed_fp64_schemes_are_reported_as_fp64_only_within_their_span_regressi
 def test_summary_prints_ratios_as_plain_numbers_regression(ratio, text):
     assert report.ratio_text(ratio) == text
     assert (float(text) < 1) == (ratio < 1)                 # below the bound never prints as 1
+
+
+def test_check_table_prints_ratios_below_one_as_plain_numbers_regression():
+    row = _fake("ozaki2_int8x14", "", 0.5, 1e-16, 1 - 8e-14)
+    result = accuracy.measure.CheckResult([row], ((2, 2), (2, 2)), "float64")
+    assert "0.99999999999992" in str(result) and "| 0.99999999999992 |" in result.to_markdown()
 
 
 def test_report_no_longer_says_only_within_bounds_when_a_scheme_misses_its_class(tmp_path):
