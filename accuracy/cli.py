@@ -20,9 +20,9 @@ import splitprec
 from . import cases as case_registry, report
 from .measure import gemm_schemes, gpu_available
 
-FP64_NOTE = ("fp64 schemes (ozaki2_int8xN, ozaki2_int8_adaptive): float64 GEMM cases fp64_* against numpy's float64 "
-             "matmul (DGEMM), no FFT; plots fp64_error_vs_k.png and fp64_error_vs_span.png, and a "
-             "panel of their own in bound_tightness.png")
+FP64_NOTE = ("fp64 schemes (ozaki2_int8xN, ozaki2_int8_adaptive): float64 GEMM cases fp64_* against "
+             "numpy's float64 matmul (DGEMM), no FFT; plots fp64_error_vs_k.png and fp64_error_vs_span.png, "
+             "and a panel of their own in bound_tightness.png")
 
 
 def _csv(kind):

@@ -361,7 +361,7 @@ def check(a, b, schemes=None, *, engine="cpu"):
     schemes : str or iterable of str, optional
         One scheme name, or several; by default every scheme with a bound for the operands' dtype
         (:func:`gemm_schemes`: ``gemm_schemes("float32")`` for float32 operands, the
-        ``ozaki2_int8x12..18`` for float64).
+        ``ozaki2_int8x12..18`` and ``ozaki2_int8_adaptive`` for float64).
     engine : {"cpu", "gpu"}, keyword-only
 
     Returns

@@ -115,7 +115,7 @@ def _tightness_panel(ax, by_scheme, title):
 def tightness_figure(plt, results):
     """The tightness figure, one panel per target present (None if no nonzero errors)."""
     panels = [(title, _ratios(results, target)) for target, title in
-              (("float32", "float32-target schemes"), ("float64", "fp64 schemes (ozaki2_int8xN)"))]
+              (("float32", "float32-target schemes"), ("float64", "fp64 schemes (ozaki2_int8xN, adaptive)"))]
     panels = [p for p in panels if p[1]]
     if not panels:
         return None

@@ -465,7 +465,7 @@ def test_tightness_plot_has_separate_fp32_and_fp64_panels(plt):
     results = report.run("quick", ["bf16x9", "ozaki2_int8x14"], ("gemm",), sizes=[16])
     fig = plots.tightness_figure(plt, results)
     titles = [ax.get_title() for ax in fig.axes]
-    assert titles == ["float32-target schemes", "fp64 schemes (ozaki2_int8xN)"]
+    assert titles == ["float32-target schemes", "fp64 schemes (ozaki2_int8xN, adaptive)"]
     ticks = [[t.get_text() for t in ax.get_xticklabels()] for ax in fig.axes]
     assert "bf16x9" in ticks[0] and "ozaki2_int8x14" not in ticks[0] and ticks[1] == ["ozaki2_int8x14"]
     plt.close(fig)
