@@ -3,10 +3,11 @@
 Runs the accuracy suite on the CPU engine (and on the GPU engine when cupy sees a device, then
 also comparing the two), prints a summary table last, writes report.md, report.html,
 report.json and PNG plots into --out (open report.html), and exits with status 1 naming the
-case if any bound is violated. The float32-target schemes run on float32 cases and FFT signals
-against float32 BLAS and a float32 FFT; the fp64 schemes ozaki2_int8x12..18 run on float64 GEMM
-cases (fp64_*) against DGEMM. An --out that cannot be written, or that already holds a report
-(unless --force), is refused before anything runs.
+case if any bound is violated. It runs exactly the schemes of --schemes (default: every scheme
+with a bound): the float32-target ones on float32 cases and FFT signals against float32 BLAS and a
+float32 FFT, the fp64 ones (ozaki2_int8x12..18, ozaki2_int8_adaptive) on float64 GEMM cases
+(fp64_*) against DGEMM. An --out that cannot be written, or that already holds a report (unless
+--force), is refused before anything runs.
 """
 import argparse
 import os
@@ -17,11 +18,11 @@ import time
 import splitprec
 
 from . import cases as case_registry, report
-from .measure import gpu_available
+from .measure import gemm_schemes, gpu_available
 
-FP64_NOTE = ("fp64 schemes (ozaki2_int8xN): float64 GEMM cases fp64_* against numpy's float64 "
-             "matmul (DGEMM), no FFT; plots fp64_error_vs_k.png and fp64_error_vs_span.png, and a "
-             "panel of their own in bound_tightness.png")
+FP64_NOTE = ("fp64 schemes (ozaki2_int8xN, ozaki2_int8_adaptive): float64 GEMM cases fp64_* against "
+             "numpy's float64 matmul (DGEMM), no FFT; plots fp64_error_vs_k.png and fp64_error_vs_span.png, "
+             "and a panel of their own in bound_tightness.png")
 
 
 def _csv(kind):
@@ -78,8 +79,9 @@ def _parser():
     rep.add_argument("--level", choices=("quick", "ci", "full"), default="full",
                      help="suite: quick, ci (what the tests run) or full (default; k up to 65536)")
     rep.add_argument("--schemes", type=_csv("scheme"), default=None,
-                     help="comma-separated scheme names (default: every bounded scheme, the "
-                     "float32-target ones and the fp64 ozaki2_int8x12..18)")
+                     help="comma-separated scheme names, run as given (default: every bounded scheme: "
+                     f"{', '.join(gemm_schemes('float32'))}; for float64 operands "
+                     f"{', '.join(gemm_schemes('float64'))})")
     rep.add_argument("--ops", type=_csv("op"), default=["gemm", "fft", "rfft"],
                      help="gemm,fft,rfft (default all)")
     rep.add_argument("--sizes", type=_sizes, default=None,
@@ -145,13 +147,6 @@ def report_command(args, parser):
     schemes, ops, sizes, engines, note = _options(args, parser)
     for line in note:
         print(line, file=sys.stderr)
-    if schemes is not None:
-        added = [s for s in report.REFERENCE_SCHEMES if s not in schemes]
-        if added:
-            note.append(f"--schemes: added the one-term reference schemes {', '.join(added)} "
-                        f"(the fast, inaccurate baselines of the plots)")
-            print(note[-1], file=sys.stderr)
-        schemes = sorted(set(schemes) | set(report.REFERENCE_SCHEMES))
     level = "quick" if args.quick else args.level
     results = report.run(level, schemes, ops, sizes, engines, progress=_progress(sys.stderr))
     text = f"suite {level!r}, engines {', '.join(engines)}, ops {', '.join(ops) or 'none'}"

@@ -9,8 +9,9 @@ bound is inf (the result may overflow float32, or float64 for the fp64 schemes) 
 (``kind="probabilistic"``, confidence :data:`CONFIDENCE`), and ``outside_probabilistic`` the
 fraction of entries (FFT: of lines) above it, which that model expects to be at most
 ``1 - CONFIDENCE`` on random data. "native" is the operation in the operands' precision: numpy's
-matmul, float32 BLAS (SGEMM) for the float32-target schemes and float64 BLAS (DGEMM) for the fp64
-schemes ``ozaki2_int8x<N>``; for the FFT a single-precision transform, ``scipy.fft`` on the CPU
+matmul of C-contiguous copies of the operands (:func:`native_error`: one summation order whatever
+their layout), float32 BLAS (SGEMM) for the float32-target schemes and float64 BLAS (DGEMM) for the
+fp64 schemes; for the FFT a single-precision transform, ``scipy.fft`` on the CPU
 (numpy's complex64 FFT computes in float64 and rounds once: a correctly rounded result, not a
 float32 one) and cuFFT (``cupy.fft``) for the GPU engine.
 """
@@ -120,6 +121,17 @@ def _ratio(computed, exact, bound, from_inputs=None):
     return float(r.max()) if r.size else 0.0
 
 
+def native_error(a, b, exact):
+    """Normwise error of the native product of ``a`` and ``b`` against ``exact``: ``numpy.matmul``
+    of C-contiguous copies of the operands, in their own precision (float32 BLAS, SGEMM; DGEMM for
+    float64). The copies fix the summation order, so that the baseline does not depend on the
+    operands' memory layout: BLAS sums a transposed or strided operand in another order, and a
+    scheme's error over native's then changed with the layout of ``A`` in ``check(A.T, A)`` alone."""
+    with np.errstate(all="ignore"):
+        product = np.matmul(np.ascontiguousarray(a), np.ascontiguousarray(b))
+        return _normwise(product.astype(np.float64), exact)
+
+
 def check_engine(engine, op):
     """Raise ValueError for an unknown ``engine`` and RuntimeError for ``"gpu"`` without a GPU."""
     if engine not in ENGINES:
@@ -148,8 +160,8 @@ def measure_gemm(a, b, scheme, engine="cpu", *, reference=None, native=None, pro
     """Run ``splitprec.matmul(a, b, dtype=scheme)`` on ``engine`` and compare with the exact product.
 
     float32 operands for the float32-target schemes, float64 for ``ozaki2_int8x<N>``.
-    ``reference`` (``exact_matmul(a, b)``) and ``native`` (the normwise error of numpy's matmul of
-    the same operands: SGEMM, or DGEMM for float64) may be passed in when schemes share one input.
+    ``reference`` (``exact_matmul(a, b)``) and ``native`` (:func:`native_error`: SGEMM, or DGEMM
+    for float64, of contiguous copies of the operands) may be passed in when schemes share one input.
     ``probabilistic=False`` skips the probabilistic bound (``ratio_probabilistic`` stays NaN).
     ``product`` (a function giving ``a @ b`` on the host, e.g. entries of a dask product) and its
     k-chunks ``chunks`` replace the call (:func:`_check_sampled`).
@@ -157,8 +169,7 @@ def measure_gemm(a, b, scheme, engine="cpu", *, reference=None, native=None, pro
     check_engine(engine, "measure_gemm")
     exact = exact_matmul(a, b) if reference is None else reference
     if native is None:
-        with np.errstate(all="ignore"):
-            native = _normwise(np.matmul(a, b).astype(np.float64), exact)
+        native = native_error(a, b, exact)
     if product is None:
         (da, db), back = _to_device(engine, a, b)
         product = lambda: back(splitprec.matmul(da, db, dtype=scheme))   # noqa: E731
@@ -224,6 +235,15 @@ def _fft_ratio(err, bound):
     return 0.0 if err == 0 else float(err / bound) if bound > 0 else np.inf
 
 
+def ratio_text(ratio):
+    """``ratio`` as a plain number to 3 significant digits, and a ratio just below 1 to as many
+    as show the first digit of its distance from 1 (a bound nearly attained: ``0.99999999999992``)."""
+    digits = 3
+    if 0 < ratio < 1:
+        digits = min(17, max(digits, 1 - math.floor(math.log10(1 - ratio))))
+    return f"{ratio:.{digits}g}"
+
+
 @dataclass
 class CheckResult:
     """The table returned by :func:`check`; ``str()`` and ``to_markdown()`` render it."""
@@ -235,8 +255,9 @@ class CheckResult:
     def to_markdown(self):
         head = (f"| scheme | normwise error | max error/bound | max error/prob. bound | vs native "
                 f"{NATIVE[self.target]} | time (s) |\n|---|---|---|---|---|---|\n")
-        body = "".join(f"| {r.scheme} | {r.normwise:.3g} | {r.ratio:.3g} | {r.ratio_probabilistic:.3g} | "
-                       f"{_versus(r.normwise, r.native)} | {r.seconds:.3g} |\n" for r in self.rows)
+        body = "".join(f"| {r.scheme} | {r.normwise:.3g} | {ratio_text(r.ratio)} | "
+                       f"{ratio_text(r.ratio_probabilistic)} | {_versus(r.normwise, r.native)} | "
+                       f"{r.seconds:.3g} |\n" for r in self.rows)
         return head + body
 
     def __str__(self):
@@ -244,8 +265,9 @@ class CheckResult:
         native = NATIVE[self.target]
         lines = [f"{'scheme':<{width}} {'normwise':>10} {'err/bound':>10} {'err/prob.':>10} "
                  f"{'vs ' + native:>10} {'time s':>8}"]
-        lines += [f"{r.scheme:<{width}} {r.normwise:>10.3g} {r.ratio:>10.3g} {r.ratio_probabilistic:>10.3g} "
-                  f"{_versus(r.normwise, r.native):>10} {r.seconds:>8.3g}" for r in self.rows]
+        lines += [f"{r.scheme:<{width}} {r.normwise:>10.3g} {ratio_text(r.ratio):>10} "
+                  f"{ratio_text(r.ratio_probabilistic):>10} {_versus(r.normwise, r.native):>10} "
+                  f"{r.seconds:>8.3g}" for r in self.rows]
         error = self.rows[0].native if self.rows else float("nan")
         lines.append(f"native {self.target} matmul normwise error: {error:.3g}; shape {self.shape}")
         return "\n".join(lines)
@@ -317,7 +339,7 @@ def _check_sampled(a, b, names, engine):
     names = gemm_schemes(TARGET_OF_DTYPE.get(a_rows.dtype.name, "float32")) if names is None else names
     target = _operands_target(a_rows, b_cols, names)
     exact = exact_matmul(a_rows, b_cols)
-    native = _normwise(np.matmul(a_rows, b_cols).astype(np.float64), exact)
+    native = native_error(a_rows, b_cols, exact)
     chunks = a.chunks[1] if _is_dask(a) else b.chunks[0]      # the k-chunks the product runs in
     measured = [measure_gemm(a_rows, b_cols, s, engine, reference=exact, native=native, chunks=chunks,
                              product=lambda s=s: _host(splitprec.matmul(a, b, dtype=s)[rows][:, cols]))
@@ -339,7 +361,7 @@ def check(a, b, schemes=None, *, engine="cpu"):
     schemes : str or iterable of str, optional
         One scheme name, or several; by default every scheme with a bound for the operands' dtype
         (:func:`gemm_schemes`: ``gemm_schemes("float32")`` for float32 operands, the
-        ``ozaki2_int8x12..18`` for float64).
+        ``ozaki2_int8x12..18`` and ``ozaki2_int8_adaptive`` for float64).
     engine : {"cpu", "gpu"}, keyword-only
 
     Returns
@@ -347,9 +369,10 @@ def check(a, b, schemes=None, *, engine="cpu"):
     CheckResult
         ``.rows`` holds one :class:`Measurement` per scheme; ``str()`` is a plain table,
         ``.to_markdown()`` a markdown one, both with the error over the rigorous and over the
-        probabilistic bound (confidence :data:`CONFIDENCE`, docs/bounds.md section 13). "vs native" is the scheme's normwise error over that of
-        ``numpy.matmul`` of the same operands: float32 BLAS ("vs native fp32"), or float64 BLAS,
-        DGEMM ("vs native fp64"); below 1: more accurate than it.
+        probabilistic bound (confidence :data:`CONFIDENCE`, docs/bounds.md section 13), as plain
+        numbers (:func:`ratio_text`). "vs native" is the scheme's normwise error over that of
+        ``numpy.matmul`` of contiguous copies of the operands (:func:`native_error`): float32 BLAS
+        ("vs native fp32"), or float64 BLAS, DGEMM ("vs native fp64"); below 1: more accurate than it.
 
     Raises
     ------
@@ -387,7 +410,6 @@ def check(a, b, schemes=None, *, engine="cpu"):
         names = scheme_names(schemes, "check")
     target = _operands_target(a, b, names)
     exact = exact_matmul(a, b)
-    with np.errstate(all="ignore"):
-        native = _normwise(np.matmul(a, b).astype(np.float64), exact)
+    native = native_error(a, b, exact)
     rows = [measure_gemm(a, b, s, engine, reference=exact, native=native) for s in names]
     return CheckResult(rows, (a.shape, b.shape), target)

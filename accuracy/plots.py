@@ -1,73 +1,89 @@
-"""PNG plots of a report: error vs k, error vs exponent span, bound tightness (matplotlib, Agg).
+"""PNG plots of a report: error vs k, vs exponent span and vs N, each scheme's worst case, bound tightness.
 
-The fp64 schemes (``ozaki2_int8x<N>``, float64 cases ``fp64_*``) get their own error-vs-k and
-error-vs-span plots against numpy's float64 matmul (DGEMM); the tightness plot has one panel for
-the float32-target and one for the fp64 schemes. So that schemes with identical results stay
-apart, each line has its own marker and line style and is shifted sideways a little; legends sit
-to the right of the axes; a zero (exact) error is drawn as a hollow marker on the bottom edge,
-labelled "error 0 (exact)", not at an arbitrary floor.
+Every marker sits at the x where its case was measured. Schemes with identical results stay apart by
+marker shape and size (hollow markers, the first scheme's largest, so that coinciding ones nest),
+never by moving them. The y axis has a floor, ``FLOOR_FRACTION`` of the target's unit roundoff
+(float32: 9.3e-10, float64: 1.7e-18): errors at or below it, exact ones included, are drawn on the
+dotted floor line, so an exact result reads as "no error above the floor" and not as a made-up
+value; errors above ``CEILING`` (no correct digit) are drawn on its line. The fp64 schemes
+(float64 cases ``fp64_*``) have their own error-vs-k and error-vs-span plots against DGEMM; the
+tightness plot has one panel for the float32-target and one for the fp64 schemes; the worst-case
+plot marks, per scheme and op, the case where its error over native's and its error over its bound
+are largest, named beside the marker. Legends sit to the right of the axes. matplotlib, Agg.
 """
+import math
 import os
 import statistics
 
 MARKERS = "ovs^D<>pPX*h"
 LINESTYLES = ("-", "--", ":", "-.")
-SHIFT = 0.06           # sideways offset between schemes: a fraction of a doubling (log x) or of x's range
+UNIT_ROUNDOFF = {"float32": 2.0 ** -24, "float64": 2.0 ** -53}
+FLOOR_FRACTION = 1 / 64    # the y floor: far below any error a scheme of either class makes on real data
+CEILING = 10.0             # a normwise relative error above 1 carries no correct digit
 
 
-def _series(results, prefix, param, engine="cpu", op="gemm"):
-    """``{scheme: [(param, normwise)]}`` and the native line, for cases named ``prefix*``."""
+def floor_of(target):
+    """The y floor of the error plots of schemes of ``target``."""
+    return UNIT_ROUNDOFF[target] * FLOOR_FRACTION
+
+
+def _series(results, prefix, param, fixed, op, engine="cpu"):
+    """``{scheme: [(param, normwise)]}`` and the native line, for cases named ``prefix*`` whose
+    parameters hold ``fixed`` (e.g. ``{"k": 256}``)."""
     lines, native = {}, {}
     for m in results:
-        if m.engine == engine and m.op == op and m.case.startswith(prefix) and param in m.params:
+        if (m.engine == engine and m.op == op and m.case.startswith(prefix) and param in m.params
+                and all(m.params.get(key) == value for key, value in fixed.items())):
             lines.setdefault(m.scheme, []).append((m.params[param], m.normwise))
             native[m.params[param]] = m.native
     return {s: sorted(v) for s, v in lines.items()}, sorted(native.items())
 
 
-def _shifted(xs, i, count, logx, span):
-    offset = (i - (count - 1) / 2) * SHIFT
-    return [x * 2 ** offset if logx else x + offset * span for x in xs]
+def _clipped(ys, floor):
+    return [min(max(y, floor), CEILING) for y in ys]
 
 
-def _draw(ax, xs, ys, style, label, exact_marked):
-    """Nonzero points as a line; zero points as hollow markers on the bottom edge."""
-    line, = ax.plot([x for x, y in zip(xs, ys) if y > 0], [y for y in ys if y > 0], **style, label=label)
-    zeros = [x for x, y in zip(xs, ys) if y == 0]
-    if zeros:
-        ax.scatter(zeros, [0.02] * len(zeros), marker=style["marker"], facecolors="none",
-                   edgecolors=line.get_color(), transform=ax.get_xaxis_transform(), clip_on=False,
-                   label=None if exact_marked else "error 0 (exact)", zorder=3)
-    return bool(zeros)
+def _marker_size(i, count):
+    """Hollow markers from 12 points (first scheme) down to 4 (last): coinciding ones nest."""
+    return 4 + 8 * (count - 1 - i) / max(count - 1, 1)
 
 
-def _line_plot(plt, lines, native, xlabel, title, path, logx, native_label="native fp32"):
+def _line_plot(plt, lines, native, xlabel, title, path, logx, native_label, floor):
     fig, ax = plt.subplots(figsize=(8.4, 4.2))
-    draw_lines(ax, lines, native, logx, native_label)
+    draw_lines(ax, lines, native, logx, native_label, floor)
     ax.set_xlabel(xlabel)
     ax.set_title(title)
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
 
 
-def draw_lines(ax, lines, native, logx, native_label):
-    """``lines`` (``{scheme: [(x, error)]}``) and the native line on ``ax``, legend outside."""
-    every_x = [x for points in lines.values() for x, _ in points]
-    span = (max(every_x) - min(every_x)) or 1.0
-    exact_marked = False
+def draw_lines(ax, lines, native, logx, native_label, floor):
+    """``lines`` (``{scheme: [(x, error)]}``) and the native line on ``ax`` at their measured x,
+    errors clipped to ``[floor, CEILING]`` and those lines drawn, ticks at the measured x, legend outside."""
+    every_y = []
     for i, (scheme, points) in enumerate(sorted(lines.items())):
         xs, ys = zip(*points)
-        style = {"marker": MARKERS[i % len(MARKERS)], "linestyle": LINESTYLES[i % len(LINESTYLES)],
-                 "markersize": 5, "fillstyle": "none" if i % 2 else "full"}
-        exact_marked |= _draw(ax, _shifted(xs, i, len(lines), logx, span), ys, style, scheme, exact_marked)
+        every_y += ys
+        ax.plot(xs, _clipped(ys, floor), marker=MARKERS[i % len(MARKERS)], linestyle=LINESTYLES[i % len(LINESTYLES)],
+                markersize=_marker_size(i, len(lines)), fillstyle="none", markeredgewidth=1.2, label=scheme)
     if native:
         xs, ys = zip(*native)
-        _draw(ax, xs, ys, {"marker": "*", "linestyle": "-", "color": "k", "lw": 2}, native_label, exact_marked)
+        every_y += ys
+        ax.plot(xs, _clipped(ys, floor), marker="*", linestyle="-", color="k", lw=1.5, markersize=7,
+                label=native_label)
+    ax.axhline(floor, color="0.4", lw=0.8, ls=":", label=f"floor {floor:.2g}: errors at or below it (0: exact)")
+    top = min(max(every_y + [floor]), CEILING)
+    if max(every_y + [0.0]) > CEILING:
+        ax.axhline(CEILING, color="0.4", lw=0.8, ls="--", label=f"errors above {CEILING:g} drawn at {CEILING:g}")
     if logx:
         ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    ax.set_ylim(floor / 2, top * 4)
+    measured = sorted({x for points in lines.values() for x, _ in points} | {x for x, _ in native})
+    ax.set_xticks(measured, [f"{x:g}" for x in measured])
+    ax.minorticks_off()
     ax.set_ylabel("normwise relative error")
-    ax.grid(True, which="both", alpha=0.3)
+    ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
@@ -99,7 +115,7 @@ def _tightness_panel(ax, by_scheme, title):
 def tightness_figure(plt, results):
     """The tightness figure, one panel per target present (None if no nonzero errors)."""
     panels = [(title, _ratios(results, target)) for target, title in
-              (("float32", "float32-target schemes"), ("float64", "fp64 schemes (ozaki2_int8xN)"))]
+              (("float32", "float32-target schemes"), ("float64", "fp64 schemes (ozaki2_int8xN, adaptive)"))]
     panels = [p for p in panels if p[1]]
     if not panels:
         return None
@@ -111,8 +127,51 @@ def tightness_figure(plt, results):
     return fig
 
 
-def _tightness(plt, results, path):
-    fig = tightness_figure(plt, results)
+# (summary-row key of the value, of its case, x label) of the two panels of the worst-case figure
+WORST_PANELS = (("worst_vs_native", "worst_vs_native_case", "worst normwise error / native's (native: SGEMM, "
+                 "DGEMM or a float32 FFT)"),
+                ("worst_ratio", "worst_case", "worst per-entry error / rigorous bound"))
+
+
+def _worst_panel(ax, rows, key, case_key, xlabel):
+    """One marker per row at its worst value, named by its case (red above 1: worse than native, or
+    beyond the bound); inf (native exact) right of every finite value, 0 (exact on every case) left
+    of them, both said in the case text."""
+    finite = [r[key] for r in rows if 0 < r[key] < math.inf]
+    low, high = (min(finite) / 4, max(finite) * 4) if finite else (0.1, 10.0)
+    for y, r in enumerate(rows):
+        value = r[key]
+        if math.isnan(value):
+            continue
+        x = high if value == math.inf else low if value == 0 else value
+        note = " (native exact)" if value == math.inf else " (exact)" if value == 0 else ""
+        ax.plot([x], [y], marker="o", color="C3" if value > 1 else "C0", clip_on=False)
+        ax.annotate(f"{r[case_key]}{note}", (x, y), xytext=(4, -3), textcoords="offset points", fontsize=6.5)
+    ax.axvline(1.0, color="r" if key == "worst_ratio" else "k", lw=1)
+    ax.set_xscale("log")
+    low, high = min(low, 0.25), max(high, 4.0)
+    ax.set_xlim(low, high * (high / low) ** 0.6)      # room for the case names right of the markers
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.grid(True, axis="x", alpha=0.3)
+
+
+def worst_case_figure(plt, rows):
+    """Per (op, scheme) of the CPU engine's summary ``rows`` (:func:`accuracy.report.summary_rows`),
+    its worst case against native and against its bound, named; None without rows."""
+    rows = [r for r in rows if r["engine"] == "cpu"]
+    if not rows:
+        return None
+    rows = sorted(rows, key=lambda r: (r["target"], r["op"], r["scheme"]), reverse=True)
+    fig, axes = plt.subplots(1, 2, figsize=(13.0, 1.2 + 0.2 * len(rows)), sharey=True)
+    for ax, (key, case_key, xlabel) in zip(axes, WORST_PANELS):
+        _worst_panel(ax, rows, key, case_key, xlabel)
+    axes[0].set_yticks(range(len(rows)), [f"{r['scheme']} ({r['op']})" for r in rows], fontsize=7)
+    axes[0].set_ylim(-0.7, len(rows) - 0.3)
+    fig.suptitle("Each scheme's worst case (CPU engine), named beside its marker")
+    return fig
+
+
+def _save(plt, fig, path):
     if fig is None:
         return False
     fig.savefig(path, dpi=110, bbox_inches="tight")
@@ -123,29 +182,33 @@ def _tightness(plt, results, path):
 _SPAN = "phi (exponent span: exp(phi * N(0,1)))"
 _DGEMM = "DGEMM (numpy float64)"
 _FFT32 = "float32 FFT (scipy.fft)"
-# (case prefix, parameter, op, x label, title, file, log x, native line's label)
+# (case prefix, x parameter, fixed parameters, op, target, x label, title, file, log x, native line's label)
 LINE_PLOTS = (
-    ("normal_k", "k", "gemm", "k (inner dimension)", "GEMM error vs k, N(0,1) inputs",
+    ("normal_k", "k", {}, "gemm", "float32", "k (inner dimension)", "GEMM error vs k, N(0,1) inputs",
      "error_vs_k.png", True, "native fp32"),
-    ("span_phi", "phi", "gemm", _SPAN, "GEMM error vs exponent span, k = 256",
+    ("span_phi", "phi", {"k": 256}, "gemm", "float32", _SPAN, "GEMM error vs exponent span, k = 256",
      "error_vs_span.png", False, "native fp32"),
-    ("fp64_normal_k", "k", "gemm", "k (inner dimension)",
+    ("fp64_normal_k", "k", {}, "gemm", "float64", "k (inner dimension)",
      "fp64 schemes: GEMM error vs k, float64 N(0,1) inputs", "fp64_error_vs_k.png", True, _DGEMM),
-    ("fp64_span_phi", "phi", "gemm", _SPAN, "fp64 schemes: GEMM error vs exponent span, k = 256",
-     "fp64_error_vs_span.png", False, _DGEMM),
-    ("fft_normal_n", "n", "fft", "N", "FFT error vs N, complex N(0,1) signals",
+    ("fp64_span_phi", "phi", {"k": 256}, "gemm", "float64", _SPAN,
+     "fp64 schemes: GEMM error vs exponent span, k = 256", "fp64_error_vs_span.png", False, _DGEMM),
+    ("fft_normal_n", "n", {}, "fft", "float32", "N", "FFT error vs N, complex N(0,1) signals",
      "fft_error_vs_n.png", True, _FFT32),
 )
 
 
-def draw_all(results, out, plt):
-    """Draw every plot the results support into ``out``; returns the file names written."""
+def draw_all(results, out, plt, rows=()):
+    """Draw every plot the results (and their summary ``rows``) support into ``out``; returns the
+    file names written."""
     written = []
-    for prefix, param, op, xlabel, title, name, logx, native_label in LINE_PLOTS:
-        lines, native = _series(results, prefix, param, op=op)
+    for prefix, param, fixed, op, target, xlabel, title, name, logx, native_label in LINE_PLOTS:
+        lines, native = _series(results, prefix, param, fixed, op)
         if lines:
-            _line_plot(plt, lines, native, xlabel, title, os.path.join(out, name), logx, native_label)
+            _line_plot(plt, lines, native, xlabel, title, os.path.join(out, name), logx, native_label,
+                       floor_of(target))
             written.append(name)
-    if _tightness(plt, results, os.path.join(out, "bound_tightness.png")):
-        written.append("bound_tightness.png")
+    for name, fig in (("worst_cases.png", worst_case_figure(plt, rows)),
+                      ("bound_tightness.png", tightness_figure(plt, results))):
+        if _save(plt, fig, os.path.join(out, name)):
+            written.append(name)
     return written

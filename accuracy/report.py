@@ -1,11 +1,12 @@
 """The accuracy report: run a suite of cases on every scheme and engine, summarize, write files.
 
 ``run(level, schemes, ops, sizes, engines, progress)`` measures every (case, scheme, engine): the
-float32-target schemes on the float32 cases, the fp64 schemes ``ozaki2_int8x<N>`` on the float64
-GEMM cases ``fp64_*`` (native: DGEMM); ``summary(results)`` is the per-scheme table printed last
-by ``splitprec report`` (worst error relative to native and its case, worst error/bound for the
-rigorous and the probabilistic bound), ``class_findings(results)`` says in words where a scheme is
-not fp32 (fp64) class; ``write(results, out)`` writes ``report.md``, ``report.html``,
+float32-target schemes on the float32 cases, the fp64 schemes (``ozaki2_int8x<N>``,
+``ozaki2_int8_adaptive``) on the float64 GEMM cases ``fp64_*`` (native: DGEMM); ``summary(results)``
+is the per-scheme table printed last by ``splitprec report`` (worst error relative to native and its
+case, worst error/bound for the rigorous and the probabilistic bound), ``class_findings(results)``
+says in words where a scheme is not fp32 (fp64) class, and which are so only within an exponent span
+(``accuracy.classes``); ``write(results, out)`` writes ``report.md``, ``report.html``,
 ``report.json`` (provenance and every row) and PNG plots (matplotlib, Agg).
 """
 from dataclasses import replace
@@ -18,11 +19,10 @@ import numpy as np
 import splitprec
 
 from . import cases as case_registry, provenance, report_files
+from .classes import class_label, class_span
 from .measure import (CONFIDENCE, NATIVE, _normwise, exact_spectrum, gemm_schemes, measure_fft, measure_gemm,
-                      single_precision_fft)
+                      native_error, ratio_text, single_precision_fft)
 from .reference import exact_matmul
-
-REFERENCE_SCHEMES = ("tf32", "bf16")        # drawn in the error-vs-k plot whatever is selected
 
 
 def has_fft():
@@ -62,8 +62,7 @@ def _measure_case(case, schemes, engines):
     inputs = case.inputs(seed=0)
     if case.op == "gemm":
         exact = exact_matmul(*inputs)
-        with np.errstate(all="ignore"):
-            native = _normwise(np.matmul(*inputs).astype(np.float64), exact)
+        native = native_error(*inputs, exact)
         measure = lambda s, e: measure_gemm(*inputs, s, e, reference=exact, native=native)
     else:
         exact = exact_spectrum(inputs[0], case.op)
@@ -79,10 +78,10 @@ def run(level="quick", schemes=None, ops=("gemm", "fft", "rfft"), sizes=None, en
 
     A case runs on the schemes of its target: float32 cases (and FFT signals) on the float32-target
     schemes, the float64 ``fp64_*`` GEMM cases on the fp64 schemes. ``schemes`` default: every
-    scheme with a bound (:func:`accuracy.measure.gemm_schemes`). ``progress(done, total, label)``
-    is called after each measurement when given.
+    scheme with a bound (:func:`accuracy.measure.gemm_schemes`); given, exactly those (each once)
+    run. ``progress(done, total, label)`` is called after each measurement when given.
     """
-    schemes = gemm_schemes() if schemes is None else [splitprec.dtype(s).name for s in schemes]
+    schemes = gemm_schemes() if schemes is None else list(dict.fromkeys(splitprec.dtype(s).name for s in schemes))
     by_target = {}
     for s in schemes:
         by_target.setdefault(splitprec.dtype(s).target, []).append(s)
@@ -105,11 +104,10 @@ def violations(results):
 
 
 def scheme_class(scheme):
-    """``"fp32"`` / ``"fp64"`` for fp32- / fp64-class schemes, ``"<fp32"`` / ``"<fp64"`` for the
-    others of the float32 / float64 target (docs/bounds.md)."""
-    d = splitprec.dtype(scheme)
-    label = NATIVE[d.target]
-    return label if getattr(d, f"{label}_class") else "<" + label
+    """What the bound of ``scheme`` guarantees: ``"fp32"`` / ``"fp64"``, ``"fp64 within 2 binades"``
+    (of each row's and column's largest entry), ``"< fp32 (16-bit split)"``, ``"< fp64"``
+    (:func:`accuracy.classes.class_label`)."""
+    return class_label(scheme)
 
 
 def versus_native(m):
@@ -161,7 +159,8 @@ CLASS_FACTOR = 4.0       # an fp32 (fp64) class scheme further than this from na
 
 def class_findings(results, factor=CLASS_FACTOR):
     """Sentences saying where schemes are not fp32 (fp64) class: per class scheme, the cases whose
-    error is above ``factor`` times native's (worst first); per op, the schemes below class by design."""
+    error is above ``factor`` times native's (worst first); per op, the schemes of the class only
+    within an exponent span, and those below class by design, each with its worst case."""
     groups = {}
     for m in results:
         groups.setdefault((m.engine, m.op, m.target), {}).setdefault(m.scheme, []).append(m)
@@ -171,7 +170,7 @@ def class_findings(results, factor=CLASS_FACTOR):
         where = f"{op}, {engine} engine"
         held = []
         for scheme, ms in sorted(by_scheme.items()):
-            if scheme_class(scheme) != label:
+            if class_span(scheme) != math.inf:
                 continue
             missed = sorted(((versus_native(m), m.case) for m in ms
                              if versus_native(m) is not None and versus_native(m) > factor), reverse=True)
@@ -184,27 +183,31 @@ def class_findings(results, factor=CLASS_FACTOR):
                          f"error above {factor:g}x {native}'s: {listed}{more}.")
         if held:
             lines.append(f"{', '.join(held)} ({where}): within {factor:g}x {native}'s error on every case.")
-        below = [(scheme, *_worst(ms, versus_native)) for scheme, ms in sorted(by_scheme.items())
-                 if scheme_class(scheme) != label]
-        if below:
-            lines.append(f"Below {label} class by design (docs/bounds.md, section {CLASS_SECTION[target]}; "
-                         f"{where}): " + ", ".join(f"{s} (worst: {_against(v, native)}, on {case})"
-                                                   for s, v, case in below) + ".")
+        section = f"docs/bounds.md, section {CLASS_SECTION[target]}; {where}"
+        largest = "each row's and column's largest entry" if op == "gemm" else "each signal's largest entry"
+        for title, chosen in ((f"{label} class only within an exponent span below {largest}, by design",
+                               lambda span: span not in (None, math.inf)),
+                              (f"Below {label} class by design", lambda span: span is None)):
+            named = [(scheme, *_worst(ms, versus_native)) for scheme, ms in sorted(by_scheme.items())
+                     if chosen(class_span(scheme))]
+            if named:
+                lines.append(f"{title} ({section}): " + ", ".join(
+                    f"{s} ({_span_words(s)}worst: {_against(v, native)}, on {case})" for s, v, case in named) + ".")
     return lines
 
 
 CLASS_SECTION = {"float32": 8, "float64": 12}     # where docs/bounds.md defines the class
 
 
+def _span_words(scheme):
+    """``"within 2 binades; "`` for a scheme whose class holds within a span, else ``""``."""
+    span = class_span(scheme)
+    return f"within {span} binades; " if span not in (None, math.inf) else ""
+
+
 def _against(value, native):
     """``"4.86e+04x SGEMM"``, or for inf ``"an error where SGEMM is exact"``."""
     return f"an error where {native} is exact" if value == math.inf else f"{value:.3g}x {native}"
-
-
-def ratio_text(ratio):
-    """``ratio`` to 3 digits, or ``"1-2e-13"`` for ratios below 1 that would print as 1 (a bound
-    attained: e.g. an entry below its row's Ozaki-II grid rounded to zero)."""
-    return f"1-{1 - ratio:.1g}" if 0.9995 <= ratio < 1 else f"{ratio:.3g}"
 
 
 _COLUMNS = (("engine", "engine", "{}".format), ("op", "op", "{}".format),
@@ -219,13 +222,18 @@ _COLUMNS = (("engine", "engine", "{}".format), ("op", "op", "{}".format),
 # (target, summary section title, text under its table)
 SECTIONS = (("float32", "float32-target schemes (float32 operands; native: numpy float32 matmul, "
                         "SGEMM, and a float32 FFT: scipy.fft on the CPU, cuFFT on the GPU; "
-                        "class fp32 = fp32-class bound)", ""),
+                        "class fp32 = fp32-class bound)",
+             "fp32 within s binades: the fp32-class bound for rows and columns whose entries lie "
+             "within s binades of their largest (docs/bounds.md, section 8)."),
             ("float64", "fp64 schemes ozaki2_int8xN and ozaki2_int8_adaptive (float64 operands, cases "
-                        "fp64_*; native: numpy float64 matmul, DGEMM; class fp64 = fp64-class bound, x14 "
-                        "and up, and the adaptive scheme of precision='fp64')",
+                        "fp64_*; native: numpy float64 matmul, DGEMM; class fp64 = within DGEMM's "
+                        "worst-case bound plus 16 roundings per product on every input: the adaptive "
+                        "scheme of precision='fp64')",
              "The Ozaki-II bound is relative to each row's and column's 2-norm (docs/bounds.md, "
              "section 12): on wide exponent spans an entry below 2**-Q of its row's norm rounds to "
-             "zero and the bound is attained (ratios shown as 1-x are below 1 by x). "
+             "zero and the bound is nearly attained (ratios such as 0.99999999999992). So the fixed "
+             "ozaki2_int8xN are fp64 class only within a span (class \"fp64 within s binades\": rows "
+             "and columns whose nonzero entries lie within s binades of their largest); "
              "ozaki2_int8_adaptive keeps every entry within DGEMM's worst-case bound (section 15)."))
 BOUNDS_NOTE = (f"x native: the scheme's normwise error over native's on the same input (inf: native "
                f"exact, the scheme not). error/bound: the rigorous bound; error/prob. bound: the "
@@ -300,7 +308,7 @@ def _plots(results, out):
     except ImportError:
         return []
     from .plots import draw_all
-    return draw_all(results, out, plt)
+    return draw_all(results, out, plt, summary_rows(results))
 
 
 def gpu_vs_cpu(results):

@@ -2,7 +2,8 @@
 
 ``python3 benchmarks/readme_table.py [RESULTS.json ...] [--write ROOT]`` prints four tables: the
 README's headline table (every scheme's class, its GEMM speed and error at 8192^3 and its FFT speed
-and error at 4096 x 4096, with the fp64 scheme beside DGEMM); for docs/gemm.md the n = 8192 case
+and error at 4096 x 4096, with the fp64 scheme beside DGEMM, and which rows were measured before the
+range work); for docs/gemm.md the n = 8192 case
 (public ``sp.matmul`` rows and the anchors) and every case of the multi-part schemes; for
 docs/fft.md every FFT case beside cuFFT / cupyx; for docs/fp64.md the Ozaki scheme II run. Without
 files it takes the newest run of each kind (``gemm-``, ``fft-``, ``gemm-fp64-``); a file named
@@ -18,6 +19,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 import splitprec  # noqa: E402
+from splitprec.accuracy.classes import class_label  # noqa: E402
 from splitprec.engines import plan as fft_plan  # noqa: E402
 
 RESULTS = pathlib.Path(__file__).parent / "results"
@@ -29,6 +31,10 @@ SCHEMES = ("fp16x3", "bf16x3", "tf32x3", "bf16x6", "bf16x9")
 HEADLINE = ("tf32x3", "bf16x6", "bf16x9", "fp16x3", "bf16x3", "tf32", "fp16", "bf16")
 FP64_SCHEME = "ozaki2_int8x14"
 HEADLINE_FFT = 4096                               # the FFT case of the headline: N = 4096, 4096 transforms
+# The range work (power-of-two scaling of every float32 scheme and FFT line) landed in this merge, at this
+# time (UTC): results files dated before it measured the older arithmetic of the schemes it changed.
+RANGE_WORK = ("8f93165", "2026-12-01T23:28:42Z")
+SCALED_BEFORE_RANGE_WORK = ("fp16", "fp16x3")     # GEMM schemes that scaled rows and columns already
 
 
 def _case(r):
@@ -138,20 +144,36 @@ def fp64_table(results):
     return "\n".join(lines)
 
 
-def _scheme_class(name):
-    """What a scheme's bound delivers, in words (docs/bounds.md §8)."""
-    d = splitprec.dtype(name)
-    if d.fp32_class:
-        return "fp32"
-    bits = min(24, d.terms * d.format.p)
-    if d.scaling == "pow2" and bits >= 22:
-        return "fp32 within a bounded exponent span"
-    return f"< fp32 ({bits}-bit split)"
+def _before_range_work(results):
+    """True when a results file was measured before the range work landed (``RANGE_WORK``)."""
+    return results["date"] < RANGE_WORK[1]
+
+
+def _predating(gemm, fft, name):
+    """Which figures of scheme ``name``'s row were measured before the range work: "GEMM", "FFT"."""
+    return [kind for kind, results, changed in (("GEMM", gemm, name not in SCALED_BEFORE_RANGE_WORK),
+                                                ("FFT", fft, name in FFT_SCHEMES))
+            if changed and _before_range_work(results)]
+
+
+def _range_note(gemm, fft):
+    """The sentence under the headline table naming the rows (marked †) that predate the range work."""
+    rows = {name: _predating(gemm, fft, name) for name in HEADLINE}
+    marked = [f"`{name}` ({' and '.join(kinds)})" for name, kinds in rows.items() if kinds]
+    if not marked:
+        return ""
+    commit, date = RANGE_WORK
+    return (f"Rows marked † predate the range work (power-of-two scaling of every float32 scheme's rows and "
+            f"columns and of every FFT line, commit {commit}, {date[:10]}) and are not re-measured yet: "
+            f"{', '.join(marked)}. On the GPU that scaling adds exponent passes over the data "
+            "(docs/gemm.md, docs/fft.md); the fp16 schemes scaled their GEMM operands already, and the "
+            "anchors and the fp64 rows are unaffected.")
 
 
 def headline(gemm, fft, fp64, paths):
-    """The README's table: per scheme the class, GEMM TFLOP/s (x SGEMM) and error at 8192^3, FFT µs
-    (x cuFFT) and error at 4096 x 4096; then cuBLAS SGEMM / cuFFT, and the fp64 scheme beside DGEMM."""
+    """The README's table: per scheme the class (``accuracy.classes.class_label``), GEMM TFLOP/s
+    (x SGEMM) and error at 8192^3, FFT µs (x cuFFT) and error at 4096 x 4096; then cuBLAS SGEMM /
+    cuFFT, and the fp64 scheme beside DGEMM; rows measured before the range work marked †."""
     g = {r["name"]: r for r in gemm["results"] if _case(r) == (8192, 8192, 8192, 1)}
     named = {(_fft_case(r), r["name"]): r for r in fft["results"]}
     case = ("fft", HEADLINE_FFT, HEADLINE_FFT, None, None)
@@ -164,7 +186,8 @@ def headline(gemm, fft, fp64, paths):
              "|---|---|---|---|---|---|---|"]
     for name in HEADLINE:
         d, r = splitprec.dtype(name), g[name]
-        lines.append(f"| `{name}` | {d.terms} {d.base}, {len(d.products)} | {_scheme_class(name)} | "
+        mark = "†" if _predating(gemm, fft, name) else ""
+        lines.append(f"| `{name}`{mark} | {d.terms} {d.base}, {len(d.products)} | {class_label(name)} | "
                      f"{r['tflops']:.1f} ({r['tflops'] / sgemm['tflops']:.2f}x) | {r['rel_error']:.1e} | "
                      f"{fft_cells(named.get((case, name)))} |")
     lines.append(f"| cuBLAS SGEMM, cuFFT | | fp32 | {sgemm['tflops']:.1f} (1.00x) | {sgemm['rel_error']:.1e} | "
@@ -173,16 +196,18 @@ def headline(gemm, fft, fp64, paths):
     mine, dgemm = rows[f"{FP64_SCHEME}_gemm_each", 8192], rows["cublas_dgemm", 8192]
     error, dgemm_error = rows[FP64_SCHEME, "error"], rows["cublas_dgemm", "error"]
     d = splitprec.dtype(FP64_SCHEME)
-    lines += [f"| `{FP64_SCHEME}` (float64) | {d.terms} {d.base}, {len(d.products)} | fp64 | "
+    lines += [f"| `{FP64_SCHEME}` (float64) | {d.terms} {d.base}, {len(d.products)} | {class_label(FP64_SCHEME)} | "
               f"{mine['tflops']:.1f} ({mine['tflops'] / dgemm['tflops']:.2f}x DGEMM) | {error['rel_error']:.1e} | — | — |",
               f"| cuBLAS DGEMM | | fp64 | {dgemm['tflops']:.1f} | {dgemm_error['rel_error']:.1e} | — | — |"]
     settled = g["cublas_dgemm"]["tflops"]
+    note = _range_note(gemm, fft)
     return "\n".join([
         f"{gemm['device']}. GEMM {_source(gemm, paths['gemm'])} at 8192³; FFT {_source(fft, paths['fft'])}, "
         f"{HEADLINE_FFT} transforms of length {HEADLINE_FFT}, µs per call in a stream of calls; fp64 "
         f"{_source(fp64, paths['fp64'])} at 8192³. Errors: normwise against a float64 product or "
         f"transform (fp64 rows: against the exact product at {error['m']}x{error['n']}x{error['k']}), "
         "N(0,1) inputs.", "", *lines, "",
+        *([note, ""] if note else []),
         "The fp64 rows were timed after two warm-up calls, the others after half a second of the same call: a "
         "GPU not yet settled at its power limit reads fast. Against the settled DGEMM of the GEMM run "
         f"({settled:.1f} TFLOP/s) `{FP64_SCHEME}` would be {mine['tflops'] / settled:.2f}x."])

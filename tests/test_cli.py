@@ -1,9 +1,10 @@
-"""``splitprec report`` argument checks: --out, --sizes, --force, and the note on added schemes."""
+"""``splitprec report`` argument checks: --out, --sizes, --force, --schemes and --help."""
+import json
 import os
 
 import pytest
 
-from splitprec.accuracy import cli, report
+from splitprec.accuracy import cli, gemm_schemes, report
 
 
 @pytest.fixture
@@ -66,16 +67,22 @@ def test_help_names_force_and_the_file_to_open(capsys):
     assert "report.html (open this)" in text
 
 
-def test_schemes_says_when_it_adds_the_reference_schemes(tmp_path, capsys):
-    status = cli.main(["report", "--quick", "--schemes", "bf16x9,tf32", "--ops", "gemm", "--sizes", "16",
+@pytest.mark.parametrize("asked", ["bf16x9,tf32x3", "ozaki2_int8_adaptive", "bf16x9,bf16x9,tf32"])
+def test_schemes_runs_exactly_the_schemes_asked_for_regression(asked, tmp_path, capsys):
+    status = cli.main(["report", "--quick", "--schemes", asked, "--ops", "gemm", "--sizes", "16",
                        "--out", str(tmp_path), "--no-plots"])
     assert status == 0
-    note = ("--schemes: added the one-term reference schemes bf16 (the fast, inaccurate baselines of "
-            "the plots)")
-    assert note in capsys.readouterr().err and note in (tmp_path / "report.md").read_text()
-    status = cli.main(["report", "--quick", "--schemes", "bf16,tf32", "--ops", "gemm", "--sizes", "16",
-                       "--out", str(tmp_path / "again"), "--no-plots"])
-    assert status == 0 and "--schemes: added" not in capsys.readouterr().err
+    rows = json.loads((tmp_path / "report.json").read_text())["measurements"]
+    assert {row["scheme"] for row in rows} == set(asked.split(","))
+    assert "added" not in capsys.readouterr().err
+
+
+def test_help_lists_every_bounded_scheme_the_adaptive_one_included_regression(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["report", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(name in text for name in gemm_schemes())
+    assert "ozaki2_int8_adaptive" in text
 
 
 def test_report_files_land_in_a_new_folder(tmp_path):

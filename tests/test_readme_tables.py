@@ -35,12 +35,31 @@ def test_headline_rows_carry_class_gemm_and_fft_figures():
     paths = {"gemm": RESULTS / "gemm-2026-12-01-6dc3e99.json", "fft": RESULTS / "fft-2026-12-01-0b24d48.json",
              "fp64": RESULTS / "gemm-fp64-2026-11-30-d6496df.json"}
     text = readme_table.tables(paths)["headline"]
-    assert "| `tf32x3` | 2 tf32, 3 | fp32 | 108.6 (2.13x) | 1.2e-06 | 203 (0.36x) | 1.9e-07 |" in text
-    assert "| `bf16` | 1 bf16, 1 | < fp32 (8-bit split) | 563.6 (11.04x) | 2.4e-03 | — | — |" in text
-    assert "| `fp16x3` | 2 fp16, 3 | fp32 within a bounded exponent span |" in text
+    assert "| `tf32x3`† | 2 tf32, 3 | fp32 | 108.6 (2.13x) | 1.2e-06 | 203 (0.36x) | 1.9e-07 |" in text
+    assert "| `bf16`† | 1 bf16, 1 | < fp32 (8-bit split) | 563.6 (11.04x) | 2.4e-03 | — | — |" in text
+    assert "| `fp16x3`† | 2 fp16, 3 | fp32 within 25 binades |" in text
     assert "| cuBLAS SGEMM, cuFFT | | fp32 | 51.0 (1.00x) | 1.6e-06 | 74 (1.00x) | 1.9e-07 |" in text
-    assert "| `ozaki2_int8x14` (float64) | 14 int8, 14 | fp64 | 67.2 (1.22x DGEMM) | 2.9e-15 | — | — |" in text
+    assert ("| `ozaki2_int8x14` (float64) | 14 int8, 14 | fp64 within 2 binades | 67.2 (1.22x DGEMM) | 2.9e-15 "
+            "| — | — |") in text
     assert "(58.8 TFLOP/s) `ozaki2_int8x14` would be 1.14x." in text      # the settled DGEMM of the GEMM run
+
+
+def test_headline_says_which_rows_predate_the_range_work_regression(tmp_path):
+    """Results measured before 8f93165 (power-of-two scaling of every float32 scheme and FFT line)
+    are marked, with the figures that predate it; a GEMM run after it clears the GEMM marks."""
+    paths = {"gemm": RESULTS / "gemm-2026-12-01-6dc3e99.json", "fft": RESULTS / "fft-2026-12-01-0b24d48.json",
+             "fp64": RESULTS / "gemm-fp64-2026-11-30-d6496df.json"}
+    text = readme_table.tables(paths)["headline"]
+    assert "| `fp16` | 1 fp16, 1 |" in text and "| `bf16x9`† | 3 bf16, 9 |" in text    # fp16 scaled already
+    assert ("Rows marked † predate the range work (power-of-two scaling of every float32 scheme's rows and "
+            "columns and of every FFT line, commit 8f93165, 2026-12-01) and are not re-measured yet: "
+            "`tf32x3` (GEMM and FFT), `bf16x6` (GEMM and FFT), `bf16x9` (GEMM), `fp16x3` (FFT),") in text
+    later = json.loads(paths["gemm"].read_text())
+    later["date"] = "2026-12-02T00:00:00Z"
+    (tmp_path / "gemm.json").write_text(json.dumps(later))
+    text = readme_table.tables({**paths, "gemm": tmp_path / "gemm.json"})["headline"]
+    assert "| `bf16x9` | 3 bf16, 9 |" in text and "| `tf32x3`† |" in text
+    assert "are not re-measured yet: `tf32x3` (FFT), `bf16x6` (FFT), `fp16x3` (FFT)." in text
 
 
 def test_fp64_table_has_every_size_and_the_exact_reference_errors():

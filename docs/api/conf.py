@@ -1,12 +1,10 @@
 """Sphinx configuration of the API reference, built from the docstrings (numpydoc style).
 
 Build: ``sphinx-build -W -b html docs/api build/api`` (``tests/test_docs.py`` does, warnings as errors).
+It documents the installed package (``pip install -e .``) and leaves ``sys.path`` alone: the test
+suite's ``--doctest-modules`` imports this file, and a path added here would let the docs' examples
+import modules that a user's interpreter cannot.
 """
-import pathlib
-import sys
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
-
 project = "splitprec"
 extensions = ["sphinx.ext.autodoc", "sphinx.ext.autosummary", "numpydoc"]
 autosummary_generate = True
