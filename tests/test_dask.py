@@ -1,9 +1,12 @@
 """splitprec on dask arrays (splitprec/dask.py), on a real two-process LocalCluster.
 
-Products against the exact reference and within the chunked bound, bit-identical across schedulers,
-runs and a lost worker; SplitArray chunks split once; FFTs block by block; errors; accuracy.check.
+Products against the exact reference and within the chunked bound, equal to the documented block
+algorithm done by hand (the float64 sum in k order of sp.matmul of the blocks), bit-identical across
+schedulers, runs and a lost worker; SplitArray chunks split once; FFTs block by block; errors; accuracy.check.
 """
+import functools
 import logging
+import operator
 import os
 import pathlib
 import pickle
@@ -47,6 +50,28 @@ def _operands(dtype=np.float32):
     return a, b, da.from_array(a, chunks=(32, (50, 64, 36))), da.from_array(b, chunks=((50, 64, 36), 24))
 
 
+def _slices(sizes):
+    """The slices of consecutive blocks of lengths ``sizes`` (one axis of a dask chunks tuple)."""
+    ends = np.cumsum((0,) + tuple(sizes))
+    return [slice(start, end) for start, end in zip(ends[:-1], ends[1:])]
+
+
+def _blockwise_matmul(a, b, chunks_a, chunks_b, name):
+    """docs/dask.md's algorithm by hand: block (i, j) is the float64 sum, in k-chunk order, of
+    ``sp.matmul(a[i, p], b[p, j])``, rounded once to float32 (float64 schemes: the sum itself).
+
+    Each block product is the engine's on the block, so this is what the dask layer must return
+    on any BLAS; the unchunked ``sp.matmul(a, b)`` may differ in the last bits (a BLAS's order of
+    summation can depend on the operands' shapes) and is compared through the bound instead."""
+    target = np.dtype(sp.dtype(name).target)
+
+    def block(rows, cols):
+        partials = [sp.matmul(a[rows, ks], b[ks, cols], dtype=name).astype(np.float64) for ks in _slices(chunks_a[1])]
+        return functools.reduce(operator.add, partials).astype(target)
+
+    return np.block([[block(rows, cols) for cols in _slices(chunks_b[1])] for rows in _slices(chunks_a[0])])
+
+
 # -- matmul ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", SCHEMES)
@@ -68,13 +93,29 @@ def test_matmul_is_bit_identical_across_schedulers_and_runs(client):
         assert np.array_equal(again, first)
 
 
+@pytest.mark.parametrize("name", SCHEMES)
+def test_matmul_is_the_float64_sum_in_k_order_of_the_block_products(name):
+    target = np.dtype(sp.dtype(name).target)
+    a, b, A, B = _operands(target)
+    c = sp.matmul(A, B, dtype=name).compute(scheduler="sync")
+    assert np.array_equal(c, _blockwise_matmul(a, b, A.chunks, B.chunks, name))
+
+
 @pytest.mark.parametrize("name", ["bf16x9", "fp16x3", "ozaki2_int8x14"])
-def test_matmul_of_one_k_chunk_is_splitprec_matmul(name):
+def test_matmul_of_one_k_chunk_is_splitprec_matmul_of_the_blocks(name):
+    """Each output block is sp.matmul of its two blocks, bit for bit; it and the unchunked product
+    are both within the unchunked bound, which the one-chunk bound equals."""
     target = sp.dtype(name).target
     a, b = randn(40, 30, dtype=target), randn(30, 20, dtype=target)
-    c = sp.matmul(da.from_array(a, chunks=(16, 30)), da.from_array(b, chunks=(30, 8)), dtype=name)
-    assert np.array_equal(c.compute(), sp.matmul(a, b, dtype=name))
-    assert np.array_equal(gemm_bound(a, b, name, chunks=(30,)), gemm_bound(a, b, name))
+    A, B = da.from_array(a, chunks=(16, 30)), da.from_array(b, chunks=(30, 8))
+    c = sp.matmul(A, B, dtype=name).compute()
+    blocks = [[sp.matmul(a[rows], b[:, cols], dtype=name) for cols in _slices(B.chunks[1])]
+              for rows in _slices(A.chunks[0])]
+    assert np.array_equal(c, np.block(blocks))
+    bound = gemm_bound(a, b, name)
+    assert np.array_equal(gemm_bound(a, b, name, chunks=(30,)), bound)
+    exact = exact_matmul(a, b)
+    assert all(np.all(np.abs(product - exact) <= bound) for product in (c, sp.matmul(a, b, dtype=name)))
 
 
 def test_matmul_sums_partial_products_in_float64_in_k_order():
@@ -194,10 +235,11 @@ def test_every_fft_on_dask_transforms_each_block_as_numpy_input(client, function
     x = randn(5, 7, 10) + 1j * randn(5, 7, 10)
     x = (x.real if function is sp.fft.rfft else x).astype(np.float32 if function is sp.fft.rfft else np.complex64)
     X = da.from_array(x, chunks=(2, 7, 10))
-    expected = function(x, **options, dtype="tf32x3")
+    whole = function(x, **options, dtype="tf32x3")
     y = function(X, **options, dtype="tf32x3")
-    assert y.shape == expected.shape and y.dtype == expected.dtype
-    assert np.array_equal(client.compute(y).result(), expected)
+    assert y.shape == whole.shape and y.dtype == whole.dtype
+    blocks = [function(x[rows], **options, dtype="tf32x3") for rows in _slices(X.chunks[0])]
+    assert np.array_equal(client.compute(y).result(), np.concatenate(blocks))
 
 
 @pytest.mark.parametrize("mode", ["full", "same", "valid"])
