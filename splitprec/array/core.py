@@ -27,9 +27,10 @@ array([1.       , 1.4142135], dtype=float32)
 Traceback (most recent call last):
 TypeError: asarray: x holds a value that float32 cannot hold exactly (0.1); round explicitly, e.g. numpy.float32(x)
 """
+import weakref
+
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
-from numpy.lib.stride_tricks import as_strided
 
 from .._backend import dask_layer, device_name, is_cupy, is_dask, namespace
 from ..dtypes import SplitDType, dtype as get_dtype
@@ -65,10 +66,43 @@ def _method(function, doc):
 
 
 def _rebuild(value, name, parts=None):
-    """Unpickle a SplitArray (``SplitArray.__reduce__``), with the current host parts it had."""
-    new = SplitArray._wrap(value, get_dtype(name))
-    new._cache = {key: (0, kept) for key, kept in (parts or {}).items()}
+    """Unpickle a SplitArray (``SplitArray.__reduce__``), with the current host parts it had. Arrays
+    that do not own their memory (pickle protocol 5 hands out-of-band buffers back as views of the
+    sender's memory) are copied: a pickle is a copy."""
+    new = SplitArray._wrap(_owned(value), get_dtype(name))
+    new._cache = {key: (0, Parts(tuple(_owned(t) for t in kept.terms), _owned(kept.exponent)))
+                  for key, kept in (parts or {}).items()}
     return new
+
+
+def _owned(x):
+    """``x``, or a copy of numpy array ``x`` unless it owns its memory and is writable."""
+    return x if not isinstance(x, np.ndarray) or (x.flags.owndata and x.flags.writeable) else x.copy()
+
+
+class _ReadOnly:
+    """The ``__array_interface__`` of an array with its read-only flag set, for ``np.asarray``:
+    the arrays numpy makes from it are read-only for good (numpy refuses to set ``writeable`` on
+    them, as their base is no array and exports no writable buffer), and they lead back to no
+    writable array: the memory's owner is kept alive by a ``weakref.finalize`` of this object,
+    not by one of its attributes."""
+
+    __slots__ = ("__array_interface__", "__weakref__")
+
+    def __init__(self, value):
+        interface = dict(value.__array_interface__)
+        interface["data"] = (interface["data"][0], True)
+        self.__array_interface__ = interface
+        weakref.finalize(self, _release, value).atexit = False
+
+
+def _release(value):
+    """The finalizer of a :class:`_ReadOnly` (it only holds ``value`` until then)."""
+
+
+def read_only(value):
+    """A read-only numpy view of numpy array ``value`` from which no writable alias can be made."""
+    return np.asarray(_ReadOnly(value))
 
 
 class SplitArray(NDArrayOperatorsMixin):
@@ -121,8 +155,10 @@ class SplitArray(NDArrayOperatorsMixin):
     def terms(self):
         """The parts (hi, mid, lo) of ``split(value, dtype)``, cached; for ``pow2`` schemes (every
         float32 scheme) they are scaled by one power of two for the whole array, which puts the
-        largest magnitude into ``[2**s, 2**(s+1))``, ``s = dtype.scale_exponent(1)``."""
-        return self._parts(self._dtype, None).terms
+        largest magnitude into ``[2**s, 2**(s+1))``, ``s = dtype.scale_exponent(1)``. Read-only
+        views of the cache on cpu, copies on gpu (cupy arrays cannot be read-only)."""
+        terms = self._parts(self._dtype, None).terms
+        return tuple(t.copy() if is_cupy(t) else read_only(t) for t in terms)
 
     # -- the split cache -------------------------------------------------------------------------
     def _cached(self, key, make, transposed=None):
@@ -221,7 +257,7 @@ class SplitArray(NDArrayOperatorsMixin):
             return self._value.astype(dtype)
         if copy:
             return self._value.copy()
-        return as_strided(self._value, writeable=False)   # its base is no array: stays read-only
+        return read_only(self._value)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         options = {k: v for k, v in (("stream", stream), ("max_version", max_version),
@@ -230,7 +266,7 @@ class SplitArray(NDArrayOperatorsMixin):
             return self._value.__dlpack__(**options)
         self._export()
         flagged = max_version is not None and tuple(max_version) >= (1, 0)
-        source = self._value if is_cupy(self._value) or not flagged else as_strided(self._value, writeable=False)
+        source = self._value if is_cupy(self._value) or not flagged else read_only(self._value)
         return source.__dlpack__(**options)
 
     def __dlpack_device__(self):
