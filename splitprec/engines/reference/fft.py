@@ -12,13 +12,23 @@ backwards (``DFT(DFT(z))[-k] = m z[k]``). Real input of even length ``n`` runs o
 transform of the ``n / 2`` packed pairs ``x[2j] + i x[2j+1]`` with a complex64 step after (or
 before) it. Every transform scales each line by a power of two first (``plan.line_top``: tiny lines
 up, huge ones down), applies the ``norm`` factor at that scale and scales back last, rounding once:
-results are ±inf only where the transform overflows float32, and tiny lines keep mid-range
-accuracy. :class:`Stockham` is the algorithm; the CUDA engine runs it with its own products.
+tiny lines keep mid-range accuracy. Before scaling back, every output component is limited to the
+magnitude no exact output of its line can exceed, ``|factor| * sum_j (|Re x_j| + |Im x_j|)`` (of the
+full Hermitian spectrum for the real inverse), and, where that bound rounds to a finite float32,
+to float32's largest value: a result a few roundings above the exact one (Bluestein's chirps, a
+part rounded up to the next binade) never becomes ±inf where the exact transform is finite, and
+moves only toward the exact value; results are ±inf only where the transform may overflow float32.
+:class:`Stockham` is the algorithm; the CUDA engine runs it with its own products.
 """
 import numpy as np
 
 from ..._backend import namespace
+from ...formats import narrow, widen
 from ...split import split
+
+_FP32_MAX = float(np.finfo(np.float32).max)
+_FP32_OVERFLOW = 2.0 ** 128 - 2.0 ** 103    # the least magnitude that rounds to ±inf in float32
+_SIGN, _MAGNITUDE, _INF_BITS = np.uint32(0x80000000), np.uint32(0x7FFFFFFF), np.uint32(0x7F800000)
 from ..plan import line_top, plan, real_twiddles
 from .gemm import narrow_matmul
 
@@ -45,16 +55,40 @@ class Stockham:
         with np.errstate(over="ignore"):
             return np.ldexp(lines.view(np.float32), exponent).astype(np.float32).view(lines.dtype)
 
-    def scaled(self, x, top, run, factor=1.0):
+    def scaled(self, x, top, run, factor=1.0, *, gain=1.0, hermitian=False):
         """``run`` (lines -> lines) on the lines of ``x`` (..., n) scaled by the powers of two of
-        :meth:`line_exponents`, its outputs times ``factor`` (float32) at that scale, then scaled back."""
+        :meth:`line_exponents`, its outputs times ``factor`` (float32) at that scale, limited to
+        :meth:`output_limit` and scaled back. ``gain``: the largest ``|Re t| + |Im t|`` of factors
+        ``t`` that ``run`` multiplies its outputs by; ``hermitian``: the lines are the first halves
+        of Hermitian spectra of even length (as :meth:`real_inverse` reads them)."""
         xp = namespace(x)
         lines = xp.ascontiguousarray(x).reshape(-1, x.shape[-1])
         exponent = self.line_exponents(lines, top)
-        y = run(self.scale_lines(lines, -exponent))
+        inputs = self.scale_lines(lines, -exponent)
+        y = run(inputs)
         if factor != 1.0:
             y = y * np.float32(factor)
-        return self.scale_lines(xp.ascontiguousarray(y), exponent).reshape(x.shape[:-1] + y.shape[-1:])
+        limit = self.output_limit(inputs, exponent, max(abs(factor), abs(float(np.float32(factor)))) * gain, hermitian)
+        y = _saturated(xp.ascontiguousarray(y), limit)
+        return self.scale_lines(y, exponent).reshape(x.shape[:-1] + y.shape[-1:])
+
+    def output_limit(self, lines, exponent, gain, hermitian):
+        """float32 ``(lines, 1)``: at least the magnitude of every component of every exact output
+        of the scaled ``lines``, ``gain * sum_j (|Re x_j| + |Im x_j|)`` (a DFT output is a sum of
+        the inputs times unit roots), rounded up; where that bound, scaled back by ``2**exponent``,
+        rounds to a finite float32, at most float32's largest value at the lines' scale. +inf for
+        lines holding NaN or ±inf."""
+        xp = namespace(lines)
+        parts = xp.abs(widen(lines.view(np.float32)))                         # exact, in float64
+        total = parts.sum(axis=-1, keepdims=True)
+        if hermitian:             # X_0 and X_m once, their imaginary parts ignored; the rest twice
+            total = 2 * total - parts[:, :1] - 2 * parts[:, 1:2] - parts[:, -2:-1] - 2 * parts[:, -1:]
+        bound = total * (gain * (1 + (parts.shape[-1] + 4) * 2.0 ** -50))    # covers the float64 sums
+        exact_finite = bound < xp.ldexp(np.float64(_FP32_OVERFLOW), -exponent)
+        bound = xp.where(exact_finite, xp.minimum(bound, xp.ldexp(np.float64(_FP32_MAX), -exponent)), bound)
+        limit = narrow(bound)
+        limit = xp.where(widen(limit) < bound, xp.nextafter(limit, np.float32(np.inf)), limit)
+        return xp.where(xp.isfinite(bound), limit, np.float32(np.inf))
 
     def block_product(self, rows, step, d):
         """``rows @ step.block`` (float32 ``(rows, 2r)``) in scheme ``d``."""
@@ -108,7 +142,8 @@ class Stockham:
         if x.size == 0:
             return xp.empty(x.shape, np.complex64)
         p = plan(n, d, self.device)
-        return self.scaled(x, line_top(p), lambda lines: self._plan(lines, p, d, nonfinite, times), factor)
+        gain = 1.0 if times is None else float(abs(widen(times.view(np.float32))).reshape(-1, 2).sum(axis=-1).max())
+        return self.scaled(x, line_top(p), lambda lines: self._plan(lines, p, d, nonfinite, times), factor, gain=gain)
 
     def _plan(self, lines, p, d, nonfinite, times):
         """Plan ``p`` on complex64 ``lines`` (lines, n): Stockham passes, or Bluestein around them."""
@@ -188,13 +223,23 @@ class Stockham:
             def run(lines):
                 return xp.ascontiguousarray(self.inverse(self.pack(lines, n), d, nonfinite)).view(np.float32)
             return self.scaled(xp.ascontiguousarray(c, dtype=np.complex64),
-                               line_top(plan(n // 2, d, self.device)) - 3, run, factor)
+                               line_top(plan(n // 2, d, self.device)) - 3, run, factor, hermitian=True)
         c = xp.array(c, dtype=np.complex64)
         c.imag[..., 0] = 0
         full = xp.empty(c.shape[:-1] + (n,), np.complex64)
         full[..., :c.shape[-1]] = c
         full[..., c.shape[-1]:] = xp.conj(c[..., 1:])[..., ::-1]
         return self.inverse(full, d, nonfinite, factor).real
+
+
+def _saturated(y, limit):
+    """Contiguous float32 or complex64 ``y`` with each component of magnitude above ``limit`` (per
+    line) set to ``limit`` with its sign; NaN stays. Compared as bits, which no device flushes."""
+    xp = namespace(y)
+    bits = y.view(np.float32).view(np.uint32)
+    magnitude = bits & _MAGNITUDE
+    over = (magnitude > limit.view(np.uint32)) & (magnitude <= _INF_BITS)
+    return xp.where(over, (bits & _SIGN) | limit.view(np.uint32), bits).view(np.float32).view(y.dtype)
 
 
 ENGINE = Stockham()
