@@ -68,7 +68,10 @@ class SplitDType:
         return NotImplemented
 
     def __hash__(self):
-        return hash(self.name)
+        """The hash of numpy's float32 dtype, which every scheme equals (so ``d in {np.float32}``
+        holds, as equal objects must hash alike); names compare equal without hashing alike, as
+        ``np.dtype("float32") == "float32"`` does."""
+        return hash(self.dtype)
 
     @property
     def dtype(self):

@@ -525,3 +525,32 @@ def test_norm_within_two_units_of_roundoff(x):
 def test_norm_rejects_unsupported_orders():
     with pytest.raises(TypeError, match=r"^norm: ord=2 over 2 axis/axes is not supported"):
         np.linalg.norm(sp.ones((2, 2)), ord=2)
+    with pytest.raises(ValueError, match=r"^vector_norm: invalid norm order 'fro' for vectors"):
+        np.linalg.vector_norm(sp.ones(2), ord="fro")
+
+
+@given(x=hnp.arrays(np.float32, st.integers(1, 30), elements=st.floats(-2.0 ** 100, 2.0 ** 100, width=32)),
+       ord=st.sampled_from([3, 0.5, -1, -2.5, 7]))
+@example(x=np.float32([3e38, 3e38, 1.0]), ord=3)
+@example(x=np.float32([1e-40, 2e-40]), ord=-1)
+def test_vector_norm_of_any_order_within_one_rounding_regression(x, ord):
+    """The Array API standard takes any int or float ``ord`` (3, 0.5 and -1 were refused)."""
+    import mpmath
+    ctx = mpmath.MPContext()
+    ctx.prec = 200
+    magnitudes = [ctx.mpf(float(abs(v))) for v in x]
+    exact = 0.0 if ord < 0 and not all(magnitudes) else \
+        float(ctx.fsum(m ** ord for m in magnitudes) ** (ctx.mpf(1) / ord))
+    got = float(np.linalg.vector_norm(sp.asarray(x), ord=ord))
+    assert abs(got - exact) <= (U + x.size * 2.0 ** -50) * exact + 2.0 ** -150 or (exact > 3.4e38 and got == np.inf)
+    assert float(sp.array_api.linalg.vector_norm(sp.asarray(x), ord=ord)) == got
+
+
+def test_vector_norm_orders_zero_and_specials_follow_numpy_regression():
+    x = np.float32([[0.0, -2.0, 3.0, 0.0], [np.inf, 1.0, 2.0, 0.5], [np.nan, 1.0, 0.0, 1.0]])
+    a = sp.asarray(x)
+    for ord in (0, 3, -1, 0.5, np.inf, -np.inf):
+        with np.errstate(divide="ignore"):
+            expected = np.linalg.vector_norm(x.astype(np.float64), ord=ord, axis=1).astype(np.float32)
+        assert_same(np.linalg.vector_norm(a, ord=ord, axis=1).to_numpy(), expected)
+        assert_same(np.linalg.norm(a, ord=ord, axis=1).to_numpy(), expected)

@@ -209,7 +209,15 @@ def test_dtype_is_the_scheme_with_numpys_storage_dtype(name):
     assert d.itemsize == a.itemsize == 4 and a.nbytes == 24 and a.strides == (12, 4)
     assert np.dtype(d) == np.float32 and d == np.dtype(np.float32) and d == np.float32
     assert np.zeros(2, dtype=d).dtype == np.float32
-    assert hash(d) == hash(name) and {d: 1}[sp.dtype(name)] == 1
+    assert {d: 1}[sp.dtype(name)] == 1 and len({d, *map(sp.dtype, sp.dtypes("float32"))}) == len(sp.dtypes("float32"))
+
+
+@pytest.mark.parametrize("name", sp.dtypes("float32"))
+def test_dtype_hashes_as_the_float32_it_equals_regression(name):
+    """``x.dtype in {xp.float32}`` was False: the scheme equals float32 but hashed as its name."""
+    d = sp.asarray([1.0], dtype=name).dtype
+    assert hash(d) == hash(np.dtype(np.float32))
+    assert d in {np.dtype(np.float32)} and d in {sp.array_api.float32: 1} and np.dtype(np.float32) in {d}
     assert all((d == sp.dtype(other)) == (other == name) for other in sp.dtypes("float32"))
 
 

@@ -21,14 +21,20 @@ cancels by a factor near ``1/(h**2 u)`` (checked by
 cpu and gpu, so are the results, bit for bit (``tests/test_array_gpu.py``). ``mean`` divides that
 sum by ``n`` in float64 and rounds once. ``np.linalg.norm`` (2-norm and Frobenius; also ``vector_norm``
 and ``matrix_norm``) scales by a power of two (exact), squares in float32 and sums as above: relative error <= 2u + O(u**2)
-(``tests/test_array.py::test_norm_within_two_units_of_roundoff``). ``max min argmax argmin`` are
-numpy's (exact).
+(``tests/test_array.py::test_norm_within_two_units_of_roundoff``); ``ord=1`` is the compensated
+sum of magnitudes, ``0`` the count of nonzeros, ``±inf`` the largest or smallest magnitude (exact),
+and any other order ``p`` is ``sum(|x|**p) ** (1/p)`` in float64 from the exact values scaled by the
+row's largest (``p > 0``) or smallest (``p < 0``) magnitude, rounded once: within one float32
+rounding plus ``O(n * 2**-53)`` (``tests/test_array.py::test_vector_norm_of_any_order_within_one_rounding``).
+``max min argmax argmin`` are numpy's (exact).
 """
 import math
+import numbers
 
 import numpy as np
 
 from .._backend import namespace
+from ..formats import narrow, widen
 from .core import HANDLED, SplitArray, finish
 from .convert import same_device
 
@@ -226,33 +232,62 @@ def _two_norm(v, xp):
     return xp.ldexp(xp.sqrt(s + c), exponent[..., 0]).astype(np.float32)
 
 
+def _power_norm(magnitude, ord, xp):
+    """``sum(m**ord) ** (1/ord)`` over the last axis of float32 magnitudes ``m``, in float64 from
+    the exact values scaled by the largest (``ord > 0``) or smallest (``ord < 0``) of each row, so
+    that no power overflows or underflows, and rounded once to float32. A zero with ``ord < 0``
+    gives 0, an inf with ``ord > 0`` inf, a NaN NaN, as numpy's formula does."""
+    wide = widen(magnitude)
+    if wide.shape[-1] == 0:
+        scale = xp.ones(wide.shape[:-1] + (1,))
+    else:
+        scale = (wide.max if ord > 0 else wide.min)(axis=-1, keepdims=True)
+        scale = xp.where(xp.isfinite(scale) & (scale > 0), scale, 1.0)
+    with np.errstate(divide="ignore"):
+        total = ((wide / scale) ** ord).sum(axis=-1)
+        return narrow(total ** (1.0 / ord) * scale[..., 0])
+
+
 def _vector_norm_value(v, ord, xp):
-    """The ``ord`` norm of each row of float32 ``v`` (2: scaled compensated; 1: compensated sum)."""
+    """The ``ord`` norm of each row of float32 ``v`` (2: scaled compensated; 1: compensated sum;
+    0: the count of nonzeros; ±inf: the largest, smallest magnitude; others: :func:`_power_norm`)."""
     with np.errstate(over="ignore", invalid="ignore"):
         if ord == 2:
             return _two_norm(v, xp)
         magnitude = xp.abs(v)
-        return sum(_compensated_sum(magnitude, xp)) if ord == 1 else \
-            (magnitude.max if ord > 0 else magnitude.min)(axis=-1)
+        if ord == 1:
+            return sum(_compensated_sum(magnitude, xp))
+        if ord == 0:
+            return (v != 0).sum(axis=-1).astype(np.float32)
+        if ord in (np.inf, -np.inf):
+            return (magnitude.max if ord > 0 else magnitude.min)(axis=-1)
+        return _power_norm(magnitude, ord, xp)
+
+
+def _vector_ord(ord, op):
+    """``ord`` of a vector norm: any int or float (numpy's and the standard's), or a ValueError."""
+    if not isinstance(ord, numbers.Real):
+        raise ValueError(f"{op}: invalid norm order {ord!r} for vectors; expected an int or a float "
+                         "(inf and -inf included)")
+    return ord
 
 
 @implements(np.linalg.norm)
 def _norm(x, ord=None, axis=None, keepdims=False):
     axes = _axes(x, axis, "norm")
-    vector = ord in (2, 1, np.inf, -np.inf) and len(axes) == 1
-    if not (vector or ord is None or (ord == "fro" and len(axes) == 2)):
+    if len(axes) == 1 and ord is not None:
+        ord = _vector_ord(ord, "norm")
+    elif not (ord is None or (ord == "fro" and len(axes) == 2)):
         raise TypeError(f"norm: ord={ord!r} over {len(axes)} axis/axes is not supported for "
-                        "SplitArray; expected None, 2, 1, inf or -inf for vectors, None or "
-                        "'fro' for matrices")
+                        "SplitArray; expected None or 'fro' for matrices (np.linalg.matrix_norm "
+                        "takes the others)")
     value = _vector_norm_value(_along_last(x, axes), 2 if ord in (None, "fro") else ord, namespace(x._value))
     return _result(_kept(x, value, axes, keepdims), x._dtype)
 
 
 @implements(getattr(np.linalg, "vector_norm", None))
 def _vector_norm(x, axis=None, keepdims=False, ord=2):
-    if ord not in (2, 1, np.inf, -np.inf):
-        raise TypeError(f"vector_norm: ord={ord!r} is not supported for SplitArray; expected 2, 1, "
-                        "inf or -inf")
+    ord = _vector_ord(ord, "vector_norm")
     axes = _axes(x, axis, "vector_norm")
     value = _vector_norm_value(_along_last(x, axes), ord, namespace(x._value))
     return _result(_kept(x, value, axes, keepdims), x._dtype)
