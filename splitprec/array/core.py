@@ -27,6 +27,8 @@ array([1.       , 1.4142135], dtype=float32)
 Traceback (most recent call last):
 TypeError: asarray: x holds a value that float32 cannot hold exactly (0.1); round explicitly, e.g. numpy.float32(x)
 """
+import functools
+import numbers
 import weakref
 
 import numpy as np
@@ -432,6 +434,32 @@ class SplitArray(NDArrayOperatorsMixin):
         return PROTOCOLS["matmul"](a, b, out=out, dtype=dtype, precision=precision, op="matmul")
 
 
+_ARRAY_PROTOCOLS = ("__dlpack__", "__cuda_array_interface__", "__array__", "__array_interface__", "__array_ufunc__")
+_DEFERRING = [name for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow",
+                              "lshift", "rshift", "and", "xor", "or")
+              for name in (f"__{op}__", f"__r{op}__", f"__i{op}__") if hasattr(NDArrayOperatorsMixin, name)]
+_DEFERRING += ["__lt__", "__le__", "__gt__", "__ge__"]
+
+
+def _unknown(x):
+    """True for an operand that the input rule (``as_float32``) does not read and no array protocol
+    describes: an operator then returns NotImplemented, so that its reflected method runs."""
+    known = isinstance(x, (SplitArray, np.ndarray, np.generic, numbers.Number, list, tuple)) or is_cupy(x) or is_dask(x)
+    return not known and not any(hasattr(x, name) for name in _ARRAY_PROTOCOLS)
+
+
+def _deferring(method):
+    """The mixin's operator ``method``, returning NotImplemented for :func:`_unknown` operands."""
+    @functools.wraps(method)
+    def operator(self, other):
+        return NotImplemented if _unknown(other) else method(self, other)
+    return operator
+
+
+for _name in _DEFERRING:
+    setattr(SplitArray, _name, _deferring(getattr(NDArrayOperatorsMixin, _name)))
+
+
 def _transposes(view, base):
     """True when cupy ``view`` is 2-D ``base`` with its two axes swapped (the same data)."""
     return (view.ndim == base.ndim == 2 and view.shape == base.shape[::-1]
@@ -448,6 +476,14 @@ def _same_bits(value, snapshot):
 def promote(*schemes):
     """The scheme of a result from operands of ``schemes`` (table in docs/arrays.md)."""
     return min(schemes, key=lambda d: (d.product_error, -d.exact_span(), d.cost, d.name))
+
+
+def result_scheme(operands, out=()):
+    """The promoted scheme of the SplitArrays among ``operands``, or, where there is none (numpy
+    operands written into a SplitArray ``out``, as ``np.matmul(a, b, out=s)``), ``out``'s."""
+    schemes = [x._dtype for x in operands if isinstance(x, SplitArray)] or \
+        [x._dtype for x in out if isinstance(x, SplitArray)]
+    return promote(*schemes)
 
 
 def data(x, op, name):
