@@ -1,6 +1,7 @@
 """SplitArray on numpy storage: creation, attributes, views and the split cache, numpy float32
 elementwise semantics (bit for bit), contractions equal to sp.matmul, compensated reductions, errors."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -555,12 +556,61 @@ def test_reductions_propagate_nonfinite_values_and_handle_empty_input():
     assert_same(np.linalg.norm(a, axis=1).to_numpy(), np.float32([np.inf, np.inf]))
     assert sp.zeros((0,)).sum() == 0 and np.isnan(sp.asarray([np.nan, 1.0]).max())
     big = sp.full(4, 2.0 ** 126)                  # squares overflow float32, the norm does not
-    assert big.sum() == np.float32(np.inf) and np.linalg.norm(big) == np.float32(2.0 ** 127)
+    with np.errstate(over="ignore"):
+        assert big.sum() == np.float32(np.inf) and np.linalg.norm(big) == np.float32(2.0 ** 127)
     assert np.linalg.norm(big * 2) == np.float32(np.inf)
-    with pytest.raises(ValueError, match=r"^sum: axis 2 is not a set of distinct axes"):
-        a.sum(axis=2)
-    with pytest.raises(TypeError, match=r"^sum: option\(s\) where not supported"):
-        np.sum(a, where=True)
+    with pytest.raises(ValueError, match=r"^sum: axis \(1, -1\) repeats an axis"):
+        a.sum(axis=(1, -1))
+
+
+def test_sum_axis_out_of_range_is_numpys_axis_error_regression():
+    a = sp.ones((2, 3))
+    for reduce in (np.sum, np.mean, sp.SplitArray.sum):
+        with pytest.raises(np.exceptions.AxisError, match=r"axis 2 is out of bounds for array of dimension 2"):
+            reduce(a, axis=2)
+
+
+@pytest.mark.parametrize("reduce", [np.sum, np.mean], ids=["sum", "mean"])
+def test_sum_and_mean_take_numpys_dtype_where_and_out_regression(reduce):
+    """``np.sum`` and ``.sum`` refused ``dtype=`` (float64 too), ``where=`` and ``out=``."""
+    x = np.float32([[1.5, -2.0, 3.0], [2.0 ** -30, 4.0, 2.0 ** 30]])
+    a = sp.asarray(x, dtype="bf16x9")
+    wide = reduce(a, axis=1, dtype=np.float64)
+    assert type(wide) is np.ndarray and wide.dtype == np.float64
+    assert np.array_equal(wide, reduce(x.astype(np.float64), axis=1))
+    mask = np.array([[True, False, True], [False, True, True]])
+    masked = reduce(a, axis=1, where=mask)
+    assert type(masked) is sp.SplitArray and masked.dtype == "bf16x9"
+    assert_same(masked.to_numpy(), reduce(x.astype(np.float64), axis=1, where=mask).astype(np.float32))
+    into = sp.zeros(2, dtype="bf16x9")
+    assert reduce(a, axis=1, out=into) is into and np.array_equal(into.to_numpy(), reduce(a, axis=1).to_numpy())
+    plain = np.zeros(2, np.float64)
+    assert reduce(a, axis=1, out=plain) is plain and np.array_equal(plain, reduce(a, axis=1).to_numpy())
+    assert reduce(a, dtype=a.dtype) == reduce(a) and a.sum(dtype=np.float64) == x.astype(np.float64).sum()
+    with pytest.raises(TypeError, match=rf"^{reduce.__name__}: out has dtype int32; expected a SplitArray or a floating"):
+        reduce(a, axis=1, out=np.zeros(2, np.int32))
+    readonly = np.zeros(2, np.float32)
+    readonly.flags.writeable = False
+    with pytest.raises(ValueError, match=rf"^{reduce.__name__}: out is read-only"):
+        reduce(a, axis=1, out=readonly)
+
+
+def test_sum_initial_is_one_more_term_of_the_compensated_sum():
+    a = sp.asarray([2.0 ** 24, 1.0], dtype="tf32x3")
+    assert a.sum(initial=1.0) == np.float32(2.0 ** 24 + 2) and np.sum(a, initial=-(2.0 ** 24)) == 1.0
+
+
+def test_empty_mean_and_overflowing_sum_warn_as_numpy_regression():
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        assert np.isnan(sp.zeros((0,)).mean())
+    big = sp.full(2, 2.0 ** 127)
+    with pytest.warns(RuntimeWarning, match="overflow encountered in sum"):
+        assert big.sum() == np.inf
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError, match="overflow encountered in mean"):
+        big.mean()
+    with np.errstate(over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert big.sum() == np.inf and sp.asarray([np.inf, 1.0]).sum() == np.inf
 
 
 @given(x=hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=2, max_side=40),

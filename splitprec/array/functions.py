@@ -30,12 +30,15 @@ rounding plus ``O(n * 2**-53)`` (``tests/test_array.py::test_vector_norm_of_any_
 """
 import math
 import numbers
+import operator
+import warnings
 
 import numpy as np
 
 from .._backend import namespace
+from ..dtypes import SplitDType
 from ..formats import narrow, widen
-from .core import HANDLED, SplitArray, finish
+from .core import HANDLED, SplitArray, data, finish, write_out
 from .convert import same_device
 
 
@@ -140,18 +143,24 @@ for _name in ("array_equal", "allclose", "isclose"):
 # -- reductions ------------------------------------------------------------------------------------
 
 def _axes(a, axis, op):
-    """``axis`` (None, int or tuple) as a sorted tuple of non-negative axes of ``a``."""
+    """``axis`` (None, int or tuple) as a sorted tuple of non-negative axes of ``a``: numpy's
+    AxisError for an axis out of range, ValueError for a repeated one."""
     axes = tuple(range(a.ndim)) if axis is None else axis if isinstance(axis, tuple) else (axis,)
-    if not all(-a.ndim <= ax < a.ndim for ax in axes) or len({ax % a.ndim for ax in axes}) != len(axes):
-        raise ValueError(f"{op}: axis {axis!r} is not a set of distinct axes of an array of ndim "
-                         f"{a.ndim}")
-    return tuple(sorted(ax % a.ndim for ax in axes))
+    axes = tuple(operator.index(ax) for ax in axes)
+    for ax in axes:
+        if not -a.ndim <= ax < a.ndim:
+            raise np.exceptions.AxisError(ax, a.ndim, msg_prefix=op)
+    axes = tuple(ax % a.ndim for ax in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{op}: axis {axis!r} repeats an axis; expected distinct axes of an array of "
+                         f"ndim {a.ndim}")
+    return tuple(sorted(axes))
 
 
-def _along_last(a, axes):
-    """``a``'s value with ``axes`` moved to the end and merged into one axis."""
+def _along_last(a, axes, value=None):
+    """``a``'s value (or ``value`` of its shape) with ``axes`` moved to the end and merged into one."""
     rest = [i for i in range(a.ndim) if i not in axes]
-    moved = a._value.transpose(rest + list(axes))
+    moved = (a._value if value is None else value).transpose(rest + list(axes))
     return moved.reshape(moved.shape[:len(rest)] + (math.prod(a.shape[i] for i in axes),))
 
 
@@ -178,35 +187,86 @@ def _compensated_sum(v, xp):
     return s[..., 0], xp.zeros_like(s[..., 0]) if c is None else c[..., 0]
 
 
-def _sum_parts(a, axis, op):
+def _sum_parts(a, axis, op, where=True, initial=None):
+    """``(s, c, axes, lines)``: the compensated sum of ``a`` over ``axis``, of the elements where
+    ``where`` holds (and of ``initial``), with ``lines`` the summed values, one line per output."""
     axes = _axes(a, axis, op)
-    s, c = _compensated_sum(_along_last(a, axes), namespace(a._value))
-    return s, c, axes
+    xp = namespace(a._value)
+    value = a._value if where is True else xp.where(xp.broadcast_to(xp.asarray(where), a.shape), a._value, np.float32(0))
+    lines = _along_last(a, axes, value)
+    if initial is not None:
+        start = data(initial, op, "initial").reshape(())
+        lines = xp.concatenate([lines, xp.broadcast_to(start, lines.shape[:-1] + (1,))], axis=-1)
+    s, c = _compensated_sum(lines, xp)
+    return s, c, axes, lines
 
 
 def compensated_total(a, axes):
     """The compensated sum of SplitArray ``a`` over ``axes`` (a tuple), as a float32 array."""
-    s, c, _ = _sum_parts(a, axes, "sum")
+    s, c, _, _ = _sum_parts(a, axes, "sum")
     with np.errstate(over="ignore", invalid="ignore"):
         return s + c
 
 
+def _wide(dtype):
+    """True for a ``dtype=`` of a reduction other than float32 (a scheme stands for float32)."""
+    return dtype is not None and not isinstance(dtype, SplitDType) and np.dtype(dtype) != np.float32
+
+
+def _deliver(a, value, axes, keepdims, out, op):
+    """A reduction's float32 ``value`` as a SplitArray of ``a``'s scheme, or written into ``out``
+    (a SplitArray, or a numpy/cupy array of a floating dtype, as numpy's ``same_kind`` casting)."""
+    value = _kept(a, value, axes, keepdims)
+    if out is None or isinstance(out, SplitArray):
+        return _result(value, a._dtype) if out is None else write_out(out, value, a._dtype, op)
+    if getattr(out, "dtype", np.dtype(object)).kind != "f":
+        raise TypeError(f"{op}: out has dtype {getattr(out, 'dtype', type(out).__name__)}; expected a "
+                        "SplitArray or a floating array (a float32 result is not cast to other kinds)")
+    if not out.flags.writeable:
+        raise ValueError(f"{op}: out is read-only; expected a writable array")
+    out[...] = value
+    return out
+
+
+def _overflow_check(lines, total, op):
+    """numpy's floating-point overflow report (``np.errstate``'s ``over``) when ``total`` is ±inf for
+    a line of finite values; on cupy storage nothing is reported, as cupy reports nothing."""
+    mode = np.geterr()["over"]
+    if mode == "ignore" or namespace(lines) is not np or np.isfinite(total).all():
+        return
+    if (np.isinf(total) & np.isfinite(lines).all(axis=-1)).any():
+        if mode == "raise":
+            raise FloatingPointError(f"overflow encountered in {op}")
+        warnings.warn(f"overflow encountered in {op}", RuntimeWarning, stacklevel=4)
+
+
 @implements(np.sum)
-def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **options):
-    no_options("sum", dict(options, out=out, dtype=None if dtype == np.float32 else dtype))
-    s, c, axes = _sum_parts(a, axis, "sum")
+def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    if _wide(dtype):                           # numpy's sum in that dtype (float64: of exact values)
+        options = {} if initial is None else {"initial": initial}
+        return namespace(a._value).sum(a._value, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+                                       where=where, **options)
+    s, c, axes, lines = _sum_parts(a, axis, "sum", where, initial)
     with np.errstate(over="ignore", invalid="ignore"):
-        return _result(_kept(a, s + c, axes, keepdims), a._dtype)
+        total = s + c
+    _overflow_check(lines, total, "sum")
+    return _deliver(a, total, axes, keepdims, out, "sum")
 
 
 @implements(np.mean)
-def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **options):
-    no_options("mean", dict(options, out=out, dtype=None if dtype == np.float32 else dtype))
-    s, c, axes = _sum_parts(a, axis, "mean")
-    n = math.prod(a.shape[i] for i in axes)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = ((s.astype(np.float64) + c.astype(np.float64)) / n).astype(np.float32)
-    return _result(_kept(a, mean, axes, keepdims), a._dtype)
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    if _wide(dtype):
+        return namespace(a._value).mean(a._value, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+    s, c, axes, lines = _sum_parts(a, axis, "mean", where)
+    xp = namespace(a._value)
+    count = math.prod(a.shape[i] for i in axes) if where is True else \
+        _along_last(a, axes, xp.broadcast_to(xp.asarray(where), a.shape)).sum(axis=-1)
+    if xp is np and not np.all(count):
+        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=3)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        mean = ((s.astype(np.float64) + c.astype(np.float64)) / count).astype(np.float32)
+    _overflow_check(lines, mean, "mean")
+    return _deliver(a, mean, axes, keepdims, out, "mean")
 
 
 def _extreme(name):
