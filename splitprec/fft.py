@@ -73,10 +73,10 @@ import numpy as np
 
 from ._backend import dask_layer, is_dask
 from ._fft_helpers import fftfreq, fftshift, ifftshift, next_fast_len, rfftfreq
-from ._fft_lines import axis_index, check_norm, length, operand, scheme, swapped_norm, transform, write
+from ._fft_lines import axis_index, check_norm, length, operand, scheme, swapped_norm, transform
 from ._fftconvolve import fftconvolve as _fftconvolve
 from .dtypes import SchemeLike
-from .interop import Array, ArrayLike, read
+from .interop import Array, ArrayLike, read, write
 
 _TRANSFORMS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
                "fftn", "ifftn", "rfftn", "irfftn")

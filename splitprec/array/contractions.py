@@ -22,16 +22,23 @@ import string
 
 import numpy as np
 
-from ..linalg import _raw_matmul, _scheme as linalg_scheme
-from .core import PROTOCOLS, SplitArray, finish, result_scheme, write_out
+from ..linalg import _raw_matmul, _scheme as linalg_scheme, core_axes, core_last, core_placed
+from .core import PROTOCOLS, SplitArray, data, finish, result_scheme, write_out
 from .convert import as_float32, same_device
 from .functions import compensated_total, implements, no_options
 
 LABELS = string.ascii_letters
 
 
-def matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul"):
-    """``a @ b`` through ``splitprec.matmul``'s engine with the cached parts of SplitArrays."""
+def matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul", axes=None):
+    """``a @ b`` through ``splitprec.matmul``'s engine with the cached parts of SplitArrays;
+    ``axes``: numpy's (the core axes are moved last as views, and the result's moved back)."""
+    if axes is not None:
+        entries = core_axes(axes, np.ndim(a), np.ndim(b), op)
+        c = matmul(core_last(a, entries[0], np.moveaxis), core_last(b, entries[1], np.moveaxis),
+                   dtype=dtype, precision=precision, op=op)
+        c = core_placed(c, entries[2], np.moveaxis)
+        return c if out is None else write_out(out, data(c, op, "the result"), result_scheme((a, b), (out,)), op)
     if dtype is None and precision is None:
         dtype = result_scheme((a, b), (out,))
     values = [x._value if isinstance(x, SplitArray) else as_float32(x, op, name) for x, name in ((a, "a"), (b, "b"))]
@@ -287,9 +294,9 @@ def _gufunc(subscripts, op):
     return run
 
 
-def _matmul_ufunc(a, b, /, *, out=None, **options):
+def _matmul_ufunc(a, b, /, *, out=None, axes=None, **options):
     no_options("matmul", options)
-    return matmul(a, b, out=out)
+    return matmul(a, b, out=out, axes=axes)
 
 
 implements(getattr(np.linalg, "vecdot", None))(_vecdot)

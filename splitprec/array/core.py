@@ -429,9 +429,9 @@ class SplitArray(NDArrayOperatorsMixin):
         return PROTOCOLS["function"](func, args, kwargs) if handler is None else handler(*args, **kwargs)
 
     @staticmethod
-    def __splitprec_matmul__(a, b, /, out=None, *, dtype=None, precision=None):
+    def __splitprec_matmul__(a, b, /, out=None, *, dtype=None, precision=None, axes=None):
         """``splitprec.matmul`` with a SplitArray operand (called by ``splitprec.linalg``)."""
-        return PROTOCOLS["matmul"](a, b, out=out, dtype=dtype, precision=precision, op="matmul")
+        return PROTOCOLS["matmul"](a, b, out=out, dtype=dtype, precision=precision, op="matmul", axes=axes)
 
 
 _ARRAY_PROTOCOLS = ("__dlpack__", "__cuda_array_interface__", "__array__", "__array_interface__", "__array_ufunc__")
