@@ -65,6 +65,8 @@ the rest of the family in ``tests/test_fft_family.py``.
 from __future__ import annotations
 
 import functools
+import numbers
+import os
 import warnings
 from collections.abc import Sequence
 from typing import Literal, Optional
@@ -81,6 +83,7 @@ from .interop import Array, ArrayLike, read, write
 _TRANSFORMS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
                "fftn", "ifftn", "rfftn", "irfftn")
 __all__ = [*_TRANSFORMS, "fftfreq", "rfftfreq", "fftshift", "ifftshift", "next_fast_len", "fftconvolve"]
+__dir__ = functools.partial(sorted, __all__)       # dir() shows the public names only
 
 Norm = Optional[Literal["backward", "ortho", "forward"]]
 Lengths = Optional[Sequence[Optional[int]]]
@@ -308,7 +311,8 @@ def __ua_function__(method, args, kwargs):
     ``method`` runs here when splitprec has it and ``x`` is a numpy or cupy array of float32 or
     complex64 (float32 only for ``rfft*`` and ``ihfft``), with scipy's ``n``/``s``, ``axis``/``axes``
     (``s`` without ``axes``: the last ``len(s)`` axes, scipy's rule) and ``norm``; ``overwrite_x``
-    and ``workers`` are accepted and ignored. Anything else (other dtypes, lists, ``plan=``, the
+    is accepted and ignored, ``workers`` checked as scipy checks it (an int, not 0 and not below
+    ``-os.cpu_count()``) and then ignored. Anything else (other dtypes, lists, ``plan=``, the
     transforms splitprec lacks: dct, dst, hfftn, fht, ...) returns NotImplemented, so scipy runs
     its next backend."""
     ours = globals()[method.__name__] if method.__name__ in _TRANSFORMS else None
@@ -323,7 +327,18 @@ def __ua_function__(method, args, kwargs):
             not set(params) <= set(names[1:]):
         return NotImplemented
     params.pop("overwrite_x", None)
-    params.pop("workers", None)
+    _check_workers(params.pop("workers", None), method.__name__)
     if names is _SCIPY_N_D and params.get("s") is not None and params.get("axes") is None:
         params["axes"] = tuple(range(-len(params["s"]), 0))
     return ours(x, **params)
+
+
+def _check_workers(workers, op):
+    """scipy.fft's rule for ``workers``: None, or a nonzero int not below ``-os.cpu_count()``."""
+    if workers is None:
+        return
+    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral):
+        raise TypeError(f"{op}: workers must be an int, got {workers!r} of type {type(workers).__name__}")
+    if workers == 0 or workers < -(os.cpu_count() or 1):
+        raise ValueError(f"{op}: workers={workers!r} is out of range; expected a positive int, or a "
+                         f"negative one down to -os.cpu_count() = {-(os.cpu_count() or 1)} (scipy's rule)")

@@ -155,7 +155,7 @@ def gpu_k_block(dtype, k):
 
 
 def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: SchemeLike = None,
-           precision: str | None = None, axes=None) -> Array:
+           precision: str | None = None, axes: list | None = None) -> Array:
     """Matrix product ``a @ b`` in a split-precision scheme, with numpy's ``matmul`` semantics.
 
     Parameters

@@ -227,3 +227,15 @@ def test_contractions_broadcast_and_return_scalars_like_numpy():
     assert np.array_equal(np.asarray(got), np.asarray(np.einsum("...i,...i->...", a, b)))
     assert type(np.vdot(b, b)) is np.float32 and type(np.einsum("ij,ij", b, b)) is np.float32
     assert np.einsum("i,i->i", sp.ones(1), sp.ones(3)).shape == (3,)
+
+
+def test_numpy_operands_written_into_a_splitarray_out_take_its_scheme_regression():
+    """``np.matmul(ndarray, ndarray, out=SplitArray)`` raised ``min() arg is an empty sequence``."""
+    x = np.float32([[1.0, 2.0], [3.0, 4.0]])
+    for call, expected in ((lambda out: np.matmul(x, x, out=out), sp.matmul(x, x, dtype="tf32x3")),
+                           (lambda out: np.add(x, x, out=out), x + x),
+                           (lambda out: np.einsum("ij,jk->ik", x, x, out=out), sp.matmul(x, x, dtype="tf32x3")),
+                           (lambda out: np.linalg.multi_dot([x, x], out=out), sp.matmul(x, x, dtype="tf32x3"))):
+        out = sp.zeros((2, 2), dtype="tf32x3")
+        assert call(out) is out and out.dtype == "tf32x3"
+        assert np.array_equal(out.to_numpy(), expected)

@@ -198,3 +198,13 @@ def test_matmul_rejects_bad_axes_naming_them():
         sp.matmul(a, a, axes=[(0, 1), 0, (0, 1)])
     with pytest.raises(np.exceptions.AxisError):
         sp.matmul(a, a, axes=[(0, 2), (0, 1), (0, 1)])
+
+
+@pytest.mark.parametrize("precision", ["FP32", "Fp64", "fp32"])
+def test_precision_is_case_insensitive_as_scheme_names_regression(precision):
+    """``precision="FP64"`` was refused while scheme names resolve in any case."""
+    lower = precision.lower()
+    x = np.eye(2, dtype=np.float32 if lower == "fp32" else np.float64)
+    np.testing.assert_array_equal(sp.matmul(x, x, precision=precision), sp.matmul(x, x, precision=lower))
+    with sp.default_scheme(precision) as chosen:
+        assert chosen == lower and sp.default_scheme()["float32" if lower == "fp32" else "float64"] == lower

@@ -16,6 +16,7 @@ float32 as the standard's default floating dtype does (rounding where they must)
 convert only with an explicit ``dtype=float32``. Devices: ``"cpu"`` (numpy storage) and
 ``"gpu"`` (cupy). Needs numpy >= 2.1.
 """
+import functools
 import sys
 
 import numpy as np
@@ -75,6 +76,7 @@ __all__ = sorted(_FROM_NUMPY + _WITH_DTYPE + [
     "ones", "ones_like", "zeros", "zeros_like", "astype", "can_cast", "finfo", "iinfo", "isdtype",
     "result_type", "argsort", "sort", "linalg", "bool", "int8", "int16", "int32", "int64", "uint8",
     "uint16", "uint32", "uint64", "float32", "e", "inf", "nan", "pi", "newaxis"])
+__dir__ = functools.partial(sorted, __all__)       # dir() shows the public names only
 
 from ..array.core import PROTOCOLS  # noqa: E402
 
