@@ -59,7 +59,8 @@ class Stockham:
         """``run`` (lines -> lines) on the lines of ``x`` (..., n) scaled by the powers of two of
         :meth:`line_exponents`, its outputs times ``factor`` (float32) at that scale, limited to
         :meth:`output_limit` and scaled back. ``gain``: the largest ``|Re t| + |Im t|`` of factors
-        ``t`` that ``run`` multiplies its outputs by; ``hermitian``: the lines are the first halves
+        ``t`` that ``run`` multiplies its outputs by (a float, or a 0-d array on the lines' device,
+        so that no device waits); ``hermitian``: the lines are the first halves
         of Hermitian spectra of even length (as :meth:`real_inverse` reads them)."""
         xp = namespace(x)
         lines = xp.ascontiguousarray(x).reshape(-1, x.shape[-1])
@@ -142,7 +143,7 @@ class Stockham:
         if x.size == 0:
             return xp.empty(x.shape, np.complex64)
         p = plan(n, d, self.device)
-        gain = 1.0 if times is None else float(abs(widen(times.view(np.float32))).reshape(-1, 2).sum(axis=-1).max())
+        gain = 1.0 if times is None else xp.abs(widen(times.view(np.float32))).reshape(-1, 2).sum(axis=-1).max()
         return self.scaled(x, line_top(p), lambda lines: self._plan(lines, p, d, nonfinite, times), factor, gain=gain)
 
     def _plan(self, lines, p, d, nonfinite, times):
