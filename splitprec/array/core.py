@@ -29,7 +29,6 @@ TypeError: asarray: x holds a value that float32 cannot hold exactly (0.1); roun
 """
 import functools
 import numbers
-import weakref
 
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
@@ -38,6 +37,7 @@ from .._backend import dask_layer, device_name, is_cupy, is_dask, namespace
 from ..dtypes import SplitDType, dtype as get_dtype
 from ..split import Parts, split
 from .convert import as_float32, is_scheme_name, move, on_device, scheme, scheme_names, same_device
+from .readonly import read_only
 
 HANDLED = {}             # numpy function -> SplitArray implementation (filled by array.functions)
 # The protocols' implementations, which build on SplitArray and so live in the modules above it:
@@ -80,31 +80,6 @@ def _rebuild(value, name, parts=None):
 def _owned(x):
     """``x``, or a copy of numpy array ``x`` unless it owns its memory and is writable."""
     return x if not isinstance(x, np.ndarray) or (x.flags.owndata and x.flags.writeable) else x.copy()
-
-
-class _ReadOnly:
-    """The ``__array_interface__`` of an array with its read-only flag set, for ``np.asarray``:
-    the arrays numpy makes from it are read-only for good (numpy refuses to set ``writeable`` on
-    them, as their base is no array and exports no writable buffer), and they lead back to no
-    writable array: the memory's owner is kept alive by a ``weakref.finalize`` of this object,
-    not by one of its attributes."""
-
-    __slots__ = ("__array_interface__", "__weakref__")
-
-    def __init__(self, value):
-        interface = dict(value.__array_interface__)
-        interface["data"] = (interface["data"][0], True)
-        self.__array_interface__ = interface
-        weakref.finalize(self, _release, value).atexit = False
-
-
-def _release(value):
-    """The finalizer of a :class:`_ReadOnly` (it only holds ``value`` until then)."""
-
-
-def read_only(value):
-    """A read-only numpy view of numpy array ``value`` from which no writable alias can be made."""
-    return np.asarray(_ReadOnly(value))
 
 
 class SplitArray(NDArrayOperatorsMixin):
