@@ -497,6 +497,9 @@ def write_out(out, value, d, op, where=True):
     if value.shape != out.shape:
         raise ValueError(f"{op}: out has shape {out.shape} but the result has shape "
                          f"{value.shape}; expected equal shapes")
+    if not getattr(getattr(out._value, "flags", None), "writeable", True):
+        raise ValueError(f"{op}: out is read-only (a SplitArray over read-only memory); expected a "
+                         "writable array")
     xp = same_device(op, out._value, value)
     if where is True:
         out._value[...] = value

@@ -39,7 +39,7 @@ from .._backend import namespace
 from ..dtypes import SplitDType
 from ..formats import narrow, widen
 from .core import HANDLED, SplitArray, data, finish, write_out
-from .convert import same_device
+from .convert import as_float32, same_device
 
 
 def implements(*functions):
@@ -240,8 +240,15 @@ def _overflow_check(lines, total, op):
         warnings.warn(f"overflow encountered in {op}", RuntimeWarning, stacklevel=4)
 
 
+def _reduced(a, out, op):
+    """The operand of a reduction: a SplitArray, or (numpy data reduced into a SplitArray ``out``)
+    that data in ``out``'s scheme, by the input rule."""
+    return a if isinstance(a, SplitArray) else SplitArray._wrap(as_float32(a, op, "a"), out._dtype)
+
+
 @implements(np.sum)
 def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    a = _reduced(a, out, "sum")
     if _wide(dtype):                           # numpy's sum in that dtype (float64: of exact values)
         options = {} if initial is None else {"initial": initial}
         return namespace(a._value).sum(a._value, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
@@ -255,6 +262,7 @@ def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 
 @implements(np.mean)
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    a = _reduced(a, out, "mean")
     if _wide(dtype):
         return namespace(a._value).mean(a._value, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
     s, c, axes, lines = _sum_parts(a, axis, "mean", where)
