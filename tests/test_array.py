@@ -407,6 +407,8 @@ def test_operators_return_notimplemented_for_unknown_types_regression():
     assert b == "radd"
     with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for -: 'SplitArray' and 'Reflected'"):
         a - Reflected()
+    assert_same(a == Reflected(), np.zeros((2, 2), bool))
+    assert_same(a != object(), np.ones((2, 2), bool))
 
 
 def test_mismatched_shapes_raise_valueerror():

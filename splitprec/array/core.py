@@ -416,7 +416,7 @@ _DEFERRING = [name for op in ("add", "sub", "mul", "matmul", "truediv", "floordi
 _DEFERRING += ["__lt__", "__le__", "__gt__", "__ge__"]
 
 
-def _unknown(x):
+def unknown(x):
     """True for an operand that the input rule (``as_float32``) does not read and no array protocol
     describes: an operator then returns NotImplemented, so that its reflected method runs."""
     known = isinstance(x, (SplitArray, np.ndarray, np.generic, numbers.Number, list, tuple)) or is_cupy(x) or is_dask(x)
@@ -424,10 +424,10 @@ def _unknown(x):
 
 
 def _deferring(method):
-    """The mixin's operator ``method``, returning NotImplemented for :func:`_unknown` operands."""
+    """The mixin's operator ``method``, returning NotImplemented for :func:`unknown` operands."""
     @functools.wraps(method)
     def operator(self, other):
-        return NotImplemented if _unknown(other) else method(self, other)
+        return NotImplemented if unknown(other) else method(self, other)
     return operator
 
 

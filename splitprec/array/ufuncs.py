@@ -10,12 +10,13 @@
   such as ``where=`` and ``dtype=``) is numpy's (cupy's) ufunc on the float32 values, as
   :mod:`splitprec.array.fallback` runs other numpy functions: float64 data is refused, float32
   results are SplitArrays of the promoted scheme, ``out=`` SplitArrays take float32 results only.
-- ``a == None`` and ``a != None`` (also strings) compare elementwise unequal, as numpy's do.
+- ``a == None`` and ``a != None`` (also strings, and objects of types no array protocol describes)
+  compare elementwise unequal, as numpy's do.
 """
 import numpy as np
 
 from ..formats import narrow, widen
-from .core import PROTOCOLS, SplitArray, finish, result_scheme, write_out
+from .core import PROTOCOLS, SplitArray, finish, result_scheme, unknown, write_out
 from .convert import as_float32, on_device, same_device
 from . import contractions
 from .fallback import unwrap, wrap
@@ -101,7 +102,8 @@ def _unequal(ufunc, inputs, op):
 
 
 def _opaque(x):
-    return x is None or isinstance(x, (str, bytes))
+    """None, strings and objects of types no array protocol describes: never equal to a number."""
+    return x is None or isinstance(x, (str, bytes)) or unknown(x)
 
 
 def _foreign(x):
