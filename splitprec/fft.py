@@ -78,6 +78,7 @@ from ._fft_helpers import fftfreq, fftshift, ifftshift, next_fast_len, rfftfreq
 from ._fft_lines import axis_index, check_norm, length, operand, scheme, swapped_norm, transform
 from ._fftconvolve import fftconvolve as _fftconvolve
 from .dtypes import SchemeLike
+from .engines.limit import limit, modulus_sum, saturated
 from .interop import Array, ArrayLike, read, write
 
 _TRANSFORMS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
@@ -145,9 +146,15 @@ def _raw_fftn(a, s, axes, *, norm, out, dtype, inverse, real, op):
     kinds = ["c2c"] * len(axes)
     if real:
         kinds[-1] = "c2r" if inverse else "r2c"
+    # Over distinct axes, every partial transform's outputs are bounded by the input's modulus sum
+    # over all of them (twice that of the half spectrum for the real inverse), so each pass is
+    # limited to it: an output rounded past float32's top in one pass is not NaN in the next.
+    distinct = len(set(axes)) == len(axes)
+    ceiling = limit(modulus_sum(x, tuple(axes)) * (2 if real and inverse else 1)) if distinct and axes else None
     steps = list(zip(s, axes, kinds))
     for n, axis, kind in steps if real and inverse else steps[::-1]:
         x = transform(x, n, axis, norm=norm, inverse=inverse, kind=kind, d=d)
+        x = x if ceiling is None else saturated(x, ceiling)
     return write(back(x), out, op)
 
 

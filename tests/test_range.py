@@ -290,6 +290,29 @@ def test_fft_of_an_impulse_of_flt_max_is_finite_regression(name, n, at, peak):
 
 
 @pytest.mark.parametrize("name", ALL_DTYPES)
+@pytest.mark.parametrize("shape", [(3, 162), (5, 61), (4, 64)])
+def test_nd_fft_of_an_impulse_of_flt_max_is_finite_regression(name, shape):
+    """The n-D transforms of an impulse of FLT_MAX: an output rounded past the top in one pass (the
+    per-line limit of that pass is its own line's sum, which rounding can leave just past float32)
+    became inf, then NaN in the next; each pass is limited by the whole input's modulus sum."""
+    x = np.zeros(shape, np.complex64)
+    x[1, 5] = f32(F) * np.complex64(np.exp(0.3j))
+    exact = np.fft.fft2(x.astype(np.complex128))                 # each output: x[1, 5] times a unit root
+    rows = (x * f32(2.0 ** -20)).astype(np.complex64)            # the lines of each pass, scaled into range
+    columns = (np.fft.fft(x.astype(np.complex128), axis=1) * 2.0 ** -20).astype(np.complex64).T
+    bound = (1 + fft_bound(rows, name).max()) * (1 + fft_bound(columns, name).max()) - 1   # the passes compose
+    for y in (sp.fft.fft2(x, dtype=name), sp.fft.fftn(x, dtype=name)):
+        assert np.isfinite(y).all()
+        assert np.linalg.norm(y - exact) <= bound * np.linalg.norm(exact)
+    real = np.zeros(shape, np.float32)
+    real[1, 5] = F
+    assert np.isfinite(sp.fft.rfft2(real, dtype=name)).all()
+    spectrum = np.zeros((shape[0], shape[1] // 2 + 1), np.complex64)
+    spectrum[0, 0] = F
+    assert np.isfinite(sp.fft.irfft2(spectrum, s=shape, norm="forward", dtype=name)).all()
+
+
+@pytest.mark.parametrize("name", ALL_DTYPES)
 @pytest.mark.parametrize("n", [2, 64, 250])
 def test_fft_past_the_top_stays_inf_where_the_exact_transform_overflows(name, n):
     """The limit on outputs near the top never hides a real overflow: FLT_MAX at 0 and n / 2 give

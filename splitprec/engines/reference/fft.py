@@ -13,22 +13,16 @@ transform of the ``n / 2`` packed pairs ``x[2j] + i x[2j+1]`` with a complex64 s
 before) it. Every transform scales each line by a power of two first (``plan.line_top``: tiny lines
 up, huge ones down), applies the ``norm`` factor at that scale and scales back last, rounding once:
 tiny lines keep mid-range accuracy. Before scaling back, every output component is limited to the
-magnitude no exact output of its line can exceed, ``|factor| * sum_j (|Re x_j| + |Im x_j|)`` (of the
-full Hermitian spectrum for the real inverse), and, where that bound rounds to a finite float32,
-to float32's largest value: a result a few roundings above the exact one (Bluestein's chirps, a
-part rounded up to the next binade) never becomes ±inf where the exact transform is finite, and
-moves only toward the exact value; results are ±inf only where the transform may overflow float32.
+magnitude no exact output of its line can exceed, ``|factor| * sum_j |x_j|``, and to float32's
+largest value where that rounds finite (:mod:`splitprec.engines.limit`): results are ±inf only
+where the transform may overflow float32.
 :class:`Stockham` is the algorithm; the CUDA engine runs it with its own products.
 """
 import numpy as np
 
 from ..._backend import namespace
-from ...formats import narrow, widen
 from ...split import split
-
-_FP32_MAX = float(np.finfo(np.float32).max)
-_FP32_OVERFLOW = 2.0 ** 128 - 2.0 ** 103    # the least magnitude that rounds to ±inf in float32
-_SIGN, _MAGNITUDE, _INF_BITS = np.uint32(0x80000000), np.uint32(0x7FFFFFFF), np.uint32(0x7F800000)
+from ..limit import limit, moduli, modulus_sum, saturated
 from ..plan import line_top, plan, real_twiddles
 from .gemm import narrow_matmul
 
@@ -58,7 +52,7 @@ class Stockham:
     def scaled(self, x, top, run, factor=1.0, *, gain=1.0, hermitian=False):
         """``run`` (lines -> lines) on the lines of ``x`` (..., n) scaled by the powers of two of
         :meth:`line_exponents`, its outputs times ``factor`` (float32) at that scale, limited to
-        :meth:`output_limit` and scaled back. ``gain``: the largest ``|Re t| + |Im t|`` of factors
+        :meth:`output_limit` and scaled back. ``gain``: the largest ``|t|`` of factors
         ``t`` that ``run`` multiplies its outputs by (a float, or a 0-d array on the lines' device,
         so that no device waits); ``hermitian``: the lines are the first halves
         of Hermitian spectra of even length (as :meth:`real_inverse` reads them)."""
@@ -69,27 +63,14 @@ class Stockham:
         y = run(inputs)
         if factor != 1.0:
             y = y * np.float32(factor)
-        limit = self.output_limit(inputs, exponent, max(abs(factor), abs(float(np.float32(factor)))) * gain, hermitian)
-        y = _saturated(xp.ascontiguousarray(y), limit)
+        ceiling = self.output_limit(inputs, exponent, max(abs(factor), abs(float(np.float32(factor)))) * gain, hermitian)
+        y = saturated(y, ceiling)
         return self.scale_lines(y, exponent).reshape(x.shape[:-1] + y.shape[-1:])
 
     def output_limit(self, lines, exponent, gain, hermitian):
-        """float32 ``(lines, 1)``: at least the magnitude of every component of every exact output
-        of the scaled ``lines``, ``gain * sum_j (|Re x_j| + |Im x_j|)`` (a DFT output is a sum of
-        the inputs times unit roots), rounded up; where that bound, scaled back by ``2**exponent``,
-        rounds to a finite float32, at most float32's largest value at the lines' scale. +inf for
-        lines holding NaN or ±inf."""
-        xp = namespace(lines)
-        parts = xp.abs(widen(lines.view(np.float32)))                         # exact, in float64
-        total = parts.sum(axis=-1, keepdims=True)
-        if hermitian:             # X_0 and X_m once, their imaginary parts ignored; the rest twice
-            total = 2 * total - parts[:, :1] - 2 * parts[:, 1:2] - parts[:, -2:-1] - 2 * parts[:, -1:]
-        bound = total * (gain * (1 + (parts.shape[-1] + 4) * 2.0 ** -50))    # covers the float64 sums
-        exact_finite = bound < xp.ldexp(np.float64(_FP32_OVERFLOW), -exponent)
-        bound = xp.where(exact_finite, xp.minimum(bound, xp.ldexp(np.float64(_FP32_MAX), -exponent)), bound)
-        limit = narrow(bound)
-        limit = xp.where(widen(limit) < bound, xp.nextafter(limit, np.float32(np.inf)), limit)
-        return xp.where(xp.isfinite(bound), limit, np.float32(np.inf))
+        """float32 ``(lines, 1)``: :func:`splitprec.engines.limit.limit` of ``gain`` times the scaled
+        ``lines``' :func:`~splitprec.engines.limit.modulus_sum`, at the lines' scale."""
+        return limit(modulus_sum(lines, hermitian=hermitian) * gain, exponent)
 
     def block_product(self, rows, step, d):
         """``rows @ step.block`` (float32 ``(rows, 2r)``) in scheme ``d``."""
@@ -143,7 +124,7 @@ class Stockham:
         if x.size == 0:
             return xp.empty(x.shape, np.complex64)
         p = plan(n, d, self.device)
-        gain = 1.0 if times is None else xp.abs(widen(times.view(np.float32))).reshape(-1, 2).sum(axis=-1).max()
+        gain = 1.0 if times is None else moduli(times).max() * (1 + 2.0 ** -50)
         return self.scaled(x, line_top(p), lambda lines: self._plan(lines, p, d, nonfinite, times), factor, gain=gain)
 
     def _plan(self, lines, p, d, nonfinite, times):
@@ -231,16 +212,6 @@ class Stockham:
         full[..., :c.shape[-1]] = c
         full[..., c.shape[-1]:] = xp.conj(c[..., 1:])[..., ::-1]
         return self.inverse(full, d, nonfinite, factor).real
-
-
-def _saturated(y, limit):
-    """Contiguous float32 or complex64 ``y`` with each component of magnitude above ``limit`` (per
-    line) set to ``limit`` with its sign; NaN stays. Compared as bits, which no device flushes."""
-    xp = namespace(y)
-    bits = y.view(np.float32).view(np.uint32)
-    magnitude = bits & _MAGNITUDE
-    over = (magnitude > limit.view(np.uint32)) & (magnitude <= _INF_BITS)
-    return xp.where(over, (bits & _SIGN) | limit.view(np.uint32), bits).view(np.float32).view(y.dtype)
 
 
 ENGINE = Stockham()
