@@ -55,7 +55,8 @@ output of that line (both components); numpy's pocketfft gives a mix of ±inf an
 depends on its factorization, so only the pattern ``isfinite(out)`` matches numpy's, not the values.
 Finite inputs whose transform overflows float32 give ±inf/NaN as float32 arithmetic does; an output
 is never ±inf where no exact output of its line can reach the float32 overflow threshold (each
-component is limited to ``|norm factor| * sum(|Re x| + |Im x|)`` of its line, docs/bounds.md).
+component is limited to ``|norm factor| * sum(|x|)`` of its line, and in the n-D transforms to
+``sum(|x|)`` over all transformed axes: :mod:`splitprec.engines.limit`, docs/bounds.md).
 
 Accuracy: ``accuracy.fft_bound(x, dtype)`` (docs/bounds.md), checked by
 ``tests/test_fft.py::test_fft_error_within_bound``; the fp32-class schemes stay within 2x a float32
