@@ -39,7 +39,7 @@ from .._backend import namespace
 from ..dtypes import SplitDType
 from ..formats import narrow, widen
 from .core import HANDLED, SplitArray, data, finish, write_out
-from .convert import as_float32, same_device
+from .convert import as_float32, same_device, scheme
 
 
 def implements(*functions):
@@ -241,9 +241,11 @@ def _overflow_check(lines, total, op):
 
 
 def _reduced(a, out, op):
-    """The operand of a reduction: a SplitArray, or (numpy data reduced into a SplitArray ``out``)
-    that data in ``out``'s scheme, by the input rule."""
-    return a if isinstance(a, SplitArray) else SplitArray._wrap(as_float32(a, op, "a"), out._dtype)
+    """The operand of a reduction: a SplitArray, or other data (numpy data reduced into a
+    SplitArray ``out``) by the input rule, in ``out``'s scheme (else the default)."""
+    if isinstance(a, SplitArray):
+        return a
+    return SplitArray._wrap(as_float32(a, op, "a"), out._dtype if isinstance(out, SplitArray) else scheme(None, op))
 
 
 @implements(np.sum)
