@@ -47,8 +47,8 @@ def limit(bound, exponent=0):
     an int array that broadcasts with ``bound``); float32's largest value there where ``bound *
     2**exponent`` rounds to a finite float32; +inf where ``bound`` is not finite."""
     xp = namespace(bound)
-    finite = bound < xp.ldexp(np.float64(FP32_OVERFLOW), -exponent)
-    bound = xp.where(finite, xp.minimum(bound, xp.ldexp(np.float64(FP32_MAX), -exponent)), bound)
+    finite = bound < xp.ldexp(xp.asarray(FP32_OVERFLOW), -exponent)      # on the device of bound
+    bound = xp.where(finite, xp.minimum(bound, xp.ldexp(xp.asarray(FP32_MAX), -exponent)), bound)
     rounded = narrow(bound)
     with np.errstate(over="ignore"):                     # FLT_MAX rounded up is +inf
         rounded = xp.where(widen(rounded) < bound, xp.nextafter(rounded, np.float32(np.inf)), rounded)
