@@ -231,7 +231,7 @@ def fft_bound(x, dtype, engine="cpu", *, k_block=256, norm=None, inverse=False, 
     Raises
     ------
     TypeError
-        ``x`` of another dtype (float64, complex128, integers).
+        ``x`` of another dtype (float64, complex128, integers); ``inverse`` not a bool.
     ValueError
         A 0-d ``x`` or an empty last axis; unknown scheme, engine or kind; confidence outside (0, 1).
 
@@ -251,6 +251,8 @@ def fft_bound(x, dtype, engine="cpu", *, k_block=256, norm=None, inverse=False, 
         raise ValueError(f"{op}: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")
     x = _signal(x, op, (np.float16, np.float32, np.complex64), "float32, complex64 (or float16)")
     n = x.shape[-1]
+    if not isinstance(inverse, (bool, np.bool_)):
+        raise TypeError(f"{op}: inverse must be a bool, got {inverse!r} of type {type(inverse).__name__}")
     factor = _norm_factor(norm, n, inverse, "fft_bound")
     lines = x.reshape(-1, n).astype(np.complex128)
     lam = _fft_lam(d, n, confidence) if random_errors else None

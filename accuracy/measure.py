@@ -381,7 +381,7 @@ def check(a, b, schemes=None, *, engine="cpu"):
         float32 with an fp64 scheme, or neither float32 nor float64), before anything is computed;
         ``schemes`` neither a string nor an iterable of names.
     ValueError
-        An unknown scheme name in ``schemes``, or an unknown ``engine``.
+        An unknown scheme name in ``schemes``, an unknown ``engine``, or an operand of ndim < 2.
     RuntimeError
         ``engine="gpu"`` where no CUDA GPU is usable.
 
@@ -404,6 +404,10 @@ def check(a, b, schemes=None, *, engine="cpu"):
         return _check_sampled(a, b, None if schemes is None else scheme_names(schemes, "check"), engine)
     a = np.asarray(a)
     b = np.asarray(b)
+    for label, x in (("a", a), ("b", b)):
+        if x.ndim < 2:
+            raise ValueError(f"check: {label} has shape {x.shape}; expected a matrix or a stack of "
+                             "matrices (ndim >= 2)")
     if schemes is None:
         names = gemm_schemes(TARGET_OF_DTYPE.get(a.dtype.name, "float32"))
     else:

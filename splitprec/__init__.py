@@ -22,3 +22,8 @@ _backend.supply_dask_layer(_dask_layer)
 __all__ = ["SplitDType", "dtype", "dtypes", "default_scheme", "matmul", "fft",
            "SplitArray", "asarray", "empty", "full", "ones", "zeros", "UnsupportedDeviceError",
            "__version__"]
+
+
+def __dir__():
+    """The public names, and the public subpackages that are imported (``array_api``, ``accuracy``)."""
+    return sorted(__all__ + [name for name in ("accuracy", "array_api") if name in globals()])

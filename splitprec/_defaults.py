@@ -86,8 +86,8 @@ def default_scheme(scheme: SchemeLike | object = _UNSET, /):
 
 def _choice(scheme):
     """``(the default to store, its target)`` for a scheme name, SplitDType or precision class."""
-    if isinstance(scheme, str) and scheme in PRECISIONS:
-        return scheme, _TARGET_OF_PRECISION[scheme]
+    if isinstance(scheme, str) and scheme.lower() in PRECISIONS:
+        return scheme.lower(), _TARGET_OF_PRECISION[scheme.lower()]
     try:
         d = get_dtype(scheme)
     except (TypeError, ValueError) as err:

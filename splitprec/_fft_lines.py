@@ -166,15 +166,3 @@ def transform(x, n, axis, *, norm, inverse, kind, d):
     return xp.moveaxis(y, -1, axis)
 
 
-def write(y, out, op):
-    """``y``, or ``y`` written into ``out`` (of the result's kind, dtype and shape), which is returned."""
-    if out is None:
-        return y
-    if type(out) is not type(y) or out.dtype != y.dtype:
-        raise TypeError(f"{op}: out must be a {type(y).__name__} of dtype {y.dtype}; got "
-                        f"{type(out).__name__} of dtype {getattr(out, 'dtype', None)}")
-    if tuple(out.shape) != tuple(y.shape):
-        raise ValueError(f"{op}: out has shape {tuple(out.shape)}; expected the result's shape "
-                         f"{tuple(y.shape)}")
-    out[...] = y
-    return out

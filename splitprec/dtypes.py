@@ -68,7 +68,10 @@ class SplitDType:
         return NotImplemented
 
     def __hash__(self):
-        return hash(self.name)
+        """The hash of numpy's float32 dtype, which every scheme equals (so ``d in {np.float32}``
+        holds, as equal objects must hash alike); names compare equal without hashing alike, as
+        ``np.dtype("float32") == "float32"`` does."""
+        return hash(self.dtype)
 
     @property
     def dtype(self):
@@ -242,14 +245,15 @@ def dtype(name):
 
 
 def check_precision(precision):
-    """``precision`` itself if it is ``"fp32"`` or ``"fp64"``; a TypeError or ValueError naming it
-    otherwise (checked before any lookup, so unhashable values get the same clear message)."""
+    """``"fp32"`` or ``"fp64"`` for ``precision`` in any case (as scheme names are matched); a
+    TypeError or ValueError naming it otherwise (checked before any lookup, so unhashable values
+    get the same clear message)."""
     if not isinstance(precision, str):
         raise TypeError(f"precision must be 'fp32' or 'fp64' (a str), got {precision!r} of type "
                         f"{type(precision).__name__}")
-    if precision not in PRECISIONS:
-        raise ValueError(f"unknown precision {precision!r}; expected 'fp32' or 'fp64'")
-    return precision
+    if precision.lower() not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}; expected 'fp32' or 'fp64' (in any case)")
+    return precision.lower()
 
 
 def cheapest(precision):

@@ -53,7 +53,10 @@ every chunk (:mod:`splitprec.dask`, docs/dask.md).
 Non-finite values: a 1-D line (along a transformed axis) that holds NaN or ±inf gives NaN in every
 output of that line (both components); numpy's pocketfft gives a mix of ±inf and NaN there that
 depends on its factorization, so only the pattern ``isfinite(out)`` matches numpy's, not the values.
-Finite inputs whose transform overflows float32 give ±inf/NaN as float32 arithmetic does.
+Finite inputs whose transform overflows float32 give ±inf/NaN as float32 arithmetic does; an output
+is never ±inf where no exact output of its line can reach the float32 overflow threshold (each
+component is limited to ``|norm factor| * sum(|x|)`` of its line, and in the n-D transforms to
+``sum(|x|)`` over all transformed axes: :mod:`splitprec.engines.limit`, docs/bounds.md).
 
 Accuracy: ``accuracy.fft_bound(x, dtype)`` (docs/bounds.md), checked by
 ``tests/test_fft.py::test_fft_error_within_bound``; the fp32-class schemes stay within 2x a float32
@@ -63,6 +66,8 @@ the rest of the family in ``tests/test_fft_family.py``.
 from __future__ import annotations
 
 import functools
+import numbers
+import os
 import warnings
 from collections.abc import Sequence
 from typing import Literal, Optional
@@ -71,14 +76,16 @@ import numpy as np
 
 from ._backend import dask_layer, is_dask
 from ._fft_helpers import fftfreq, fftshift, ifftshift, next_fast_len, rfftfreq
-from ._fft_lines import axis_index, check_norm, length, operand, scheme, swapped_norm, transform, write
+from ._fft_lines import axis_index, check_norm, length, operand, scheme, swapped_norm, transform
 from ._fftconvolve import fftconvolve as _fftconvolve
 from .dtypes import SchemeLike
-from .interop import Array, ArrayLike, read
+from .engines.limit import limit, modulus_sum, saturated
+from .interop import Array, ArrayLike, read, write
 
 _TRANSFORMS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
                "fftn", "ifftn", "rfftn", "irfftn")
 __all__ = [*_TRANSFORMS, "fftfreq", "rfftfreq", "fftshift", "ifftshift", "next_fast_len", "fftconvolve"]
+__dir__ = functools.partial(sorted, __all__)       # dir() shows the public names only
 
 Norm = Optional[Literal["backward", "ortho", "forward"]]
 Lengths = Optional[Sequence[Optional[int]]]
@@ -140,9 +147,15 @@ def _raw_fftn(a, s, axes, *, norm, out, dtype, inverse, real, op):
     kinds = ["c2c"] * len(axes)
     if real:
         kinds[-1] = "c2r" if inverse else "r2c"
+    # Over distinct axes, every partial transform's outputs are bounded by the input's modulus sum
+    # over all of them (twice that of the half spectrum for the real inverse), so each pass is
+    # limited to it: an output rounded past float32's top in one pass is not NaN in the next.
+    distinct = len(set(axes)) == len(axes)
+    ceiling = limit(modulus_sum(x, tuple(axes)) * (2 if real and inverse else 1)) if distinct and axes else None
     steps = list(zip(s, axes, kinds))
     for n, axis, kind in steps if real and inverse else steps[::-1]:
         x = transform(x, n, axis, norm=norm, inverse=inverse, kind=kind, d=d)
+        x = x if ceiling is None else saturated(x, ceiling)
     return write(back(x), out, op)
 
 
@@ -306,7 +319,8 @@ def __ua_function__(method, args, kwargs):
     ``method`` runs here when splitprec has it and ``x`` is a numpy or cupy array of float32 or
     complex64 (float32 only for ``rfft*`` and ``ihfft``), with scipy's ``n``/``s``, ``axis``/``axes``
     (``s`` without ``axes``: the last ``len(s)`` axes, scipy's rule) and ``norm``; ``overwrite_x``
-    and ``workers`` are accepted and ignored. Anything else (other dtypes, lists, ``plan=``, the
+    is accepted and ignored, ``workers`` checked as scipy checks it (an int, not 0 and not below
+    ``-os.cpu_count()``) and then ignored. Anything else (other dtypes, lists, ``plan=``, the
     transforms splitprec lacks: dct, dst, hfftn, fht, ...) returns NotImplemented, so scipy runs
     its next backend."""
     ours = globals()[method.__name__] if method.__name__ in _TRANSFORMS else None
@@ -321,7 +335,18 @@ def __ua_function__(method, args, kwargs):
             not set(params) <= set(names[1:]):
         return NotImplemented
     params.pop("overwrite_x", None)
-    params.pop("workers", None)
+    _check_workers(params.pop("workers", None), method.__name__)
     if names is _SCIPY_N_D and params.get("s") is not None and params.get("axes") is None:
         params["axes"] = tuple(range(-len(params["s"]), 0))
     return ours(x, **params)
+
+
+def _check_workers(workers, op):
+    """scipy.fft's rule for ``workers``: None, or a nonzero int not below ``-os.cpu_count()``."""
+    if workers is None:
+        return
+    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral):
+        raise TypeError(f"{op}: workers must be an int, got {workers!r} of type {type(workers).__name__}")
+    if workers == 0 or workers < -(os.cpu_count() or 1):
+        raise ValueError(f"{op}: workers={workers!r} is out of range; expected a positive int, or a "
+                         f"negative one down to -os.cpu_count() = {-(os.cpu_count() or 1)} (scipy's rule)")

@@ -2,7 +2,7 @@
 
 Members: :func:`read` (operands as numpy/cupy arrays, and how to give a result back in their
 library), :func:`target_of` (the target an operand's dtype asks for), :func:`exact` (an operand as
-the target dtype, never rounded).
+the target dtype, never rounded), :func:`write` (a result into ``out=``).
 
 In
     numpy and cupy arrays are used as they are. An object with ``__dlpack__`` (a torch tensor, a jax
@@ -17,7 +17,9 @@ Out
     torch tensor, the ``from_dlpack`` of the input's ``__array_namespace__`` otherwise (jax.numpy
     for a jax array); no copy on either side. numpy, cupy, lists and scalars give numpy or cupy
     arrays; so do SplitArrays and objects of a library with neither. Operands from two different
-    libraries (a torch tensor with a jax array) are refused; numpy data mixes with any.
+    libraries (a torch tensor with a jax array) are refused; numpy data mixes with any. An ``out=``
+    array must be of the result's kind and dtype (TypeError otherwise, as numpy's casting error),
+    of its shape and writable (ValueError otherwise), each error naming ``out``.
 Values (the same in ``matmul``, the ffts and ``asarray``)
     float32 and complex64 data are used as they are, in either byte order; float16 and bfloat16
     (``ml_dtypes.bfloat16`` arrays, torch.bfloat16 tensors) widen exactly to float32. Integer and bool
@@ -208,3 +210,20 @@ def exactly(x, dtype, op, name):
                         f"({x[~exact].ravel()[0].item()!r}); round explicitly, e.g. "
                         f"numpy.{np.dtype(dtype)}({name})")
     return value
+
+
+def write(y, out, op):
+    """``y``, or ``y`` written into ``out`` (of the result's kind, dtype and shape, writable), which
+    is returned; a TypeError or ValueError naming ``out`` otherwise (module docstring)."""
+    if out is None:
+        return y
+    if type(out) is not type(y) or out.dtype != y.dtype:
+        raise TypeError(f"{op}: out must be a {type(y).__name__} of dtype {y.dtype}; got "
+                        f"{type(out).__name__} of dtype {getattr(out, 'dtype', None)}")
+    if tuple(out.shape) != tuple(y.shape):
+        raise ValueError(f"{op}: out has shape {tuple(out.shape)}; expected the result's shape "
+                         f"{tuple(y.shape)}")
+    if not getattr(getattr(out, "flags", None), "writeable", True):
+        raise ValueError(f"{op}: out is read-only; expected a writable array")
+    out[...] = y
+    return out

@@ -22,6 +22,8 @@ float64 product.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ._backend import broadcast_shapes, dask_layer, is_cupy, is_dask, namespace
@@ -84,12 +86,42 @@ def _matmul2d(a, b, d, parts_a=None, parts_b=None, caches=(None, None)):
     return reference_gemm.matmul(a, b, d, parts_a, parts_b)
 
 
-def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None), caches=(None, None)):
+def core_axes(axes, ndim_a, ndim_b, op):
+    """numpy's ``axes=`` of ``matmul``: ``[axes of a, axes of b, axes of the result]``, each a tuple
+    of its core axes (two; one for a 1-D operand; the result has as many as its operands' 2-D ones,
+    so ``()`` for a scalar). An int stands for a 1-tuple."""
+    cores = [1 if ndim_a == 1 else 2, 1 if ndim_b == 1 else 2]
+    cores.append((cores[0] == 2) + (cores[1] == 2))
+    if not isinstance(axes, (list, tuple)) or len(axes) != 3:
+        raise ValueError(f"{op}: axes={axes!r} is not a list of an entry for a, b and the result; expected "
+                         "e.g. [(-2, -1), (-2, -1), (-2, -1)], or [0, 0, ()] for two vectors")
+    entries = [(e,) if isinstance(e, numbers.Integral) else tuple(e) for e in axes]
+    for name, entry, core in zip(("a", "b", "the result"), entries, cores):
+        if len(entry) != core:
+            raise ValueError(f"{op}: axes entry {entry!r} for {name} names {len(entry)} axes; expected {core}, "
+                             "its core dimensions")
+    return entries
+
+
+def core_last(x, entry, move):
+    """``x`` with the core axes ``entry`` moved to the end, by ``move`` (a ``moveaxis``)."""
+    return move(x, entry, tuple(range(-len(entry), 0))) if entry else x
+
+
+def core_placed(c, entry, move):
+    """The result ``c`` with its core axes (the last ones) moved to ``entry``."""
+    return move(c, tuple(range(-len(entry), 0)), entry) if entry else c
+
+
+def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None), caches=(None, None), axes=None):
     (a, b), back = interop.read(op, a=a, b=b)
     target = _target(a, b, op) if dtype is None and precision is None else "float32"
     d = _scheme(dtype, precision, op, on_gpu=is_cupy(a.array) or is_cupy(b.array), target=target)
     a, b = _operand(a, "a", op, d), _operand(b, "b", op, d)
     xp = namespace(a, b)
+    entries = None if axes is None else core_axes(axes, a.ndim, b.ndim, op)
+    if entries is not None:
+        a, b = core_last(a, entries[0], xp.moveaxis), core_last(b, entries[1], xp.moveaxis)
     vector_a, vector_b = a.ndim == 1, b.ndim == 1
     a2 = a[None, :] if vector_a else a
     b2 = b[:, None] if vector_b else b
@@ -109,15 +141,9 @@ def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None), cach
         c = c[..., 0, :]
     if vector_b:
         c = c[..., 0]
-    c = back(c)
-    if out is None:
-        return c
-    if type(out) is not type(c) or out.dtype != c.dtype or out.shape != c.shape:
-        raise ValueError(f"{op}: out must be a {type(c).__name__} of dtype {c.dtype} and shape "
-                         f"{c.shape}; got {type(out).__name__} of dtype "
-                         f"{getattr(out, 'dtype', None)} and shape {getattr(out, 'shape', None)}")
-    out[...] = c
-    return out
+    if entries is not None:
+        c = core_placed(c, entries[2], xp.moveaxis)
+    return interop.write(back(c), out, op)
 
 
 def gpu_k_block(dtype, k):
@@ -129,7 +155,7 @@ def gpu_k_block(dtype, k):
 
 
 def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: SchemeLike = None,
-           precision: str | None = None) -> Array:
+           precision: str | None = None, axes: list | None = None) -> Array:
     """Matrix product ``a @ b`` in a split-precision scheme, with numpy's ``matmul`` semantics.
 
     Parameters
@@ -149,6 +175,10 @@ def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: Sc
         Pick the cheapest scheme whose bound is fp32 class, or for ``"fp64"``
         ``ozaki2_int8_adaptive``: DGEMM's worst-case bound on every input (docs/ozaki.md). With neither ``dtype`` nor ``precision``, the operands' dtype picks the
         target and :func:`splitprec.default_scheme` the scheme (module docstring).
+    axes : list of tuples of ints, optional
+        numpy's: the core axes of ``a``, ``b`` and the result, e.g. ``[(0, 1), (0, 1), (0, 1)]``
+        to multiply the matrices along the first two axes (an int for a 1-D operand, ``()`` for
+        a scalar result). Default: the last two axes.
 
     Returns
     -------
@@ -184,10 +214,13 @@ def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: Sc
            [3., 4.]], dtype=float32)
     """
     if is_dask(a) or is_dask(b):
+        if axes is not None:
+            raise TypeError(f"matmul: axes={axes!r} is not supported for dask arrays; expected axes=None "
+                            "(move the axes first, e.g. with dask.array.moveaxis)")
         return dask_layer().matmul(a, b, out=out, dtype=dtype, precision=precision)
     for x in (a, b):
         split_array_matmul = getattr(type(x), "__splitprec_matmul__", None)
         if split_array_matmul is not None:
-            return split_array_matmul(a, b, out=out, dtype=dtype, precision=precision)
-    c = _raw_matmul(a, b, out=out, dtype=dtype, precision=precision, op="matmul")
+            return split_array_matmul(a, b, out=out, dtype=dtype, precision=precision, axes=axes)
+    c = _raw_matmul(a, b, out=out, dtype=dtype, precision=precision, op="matmul", axes=axes)
     return c[()] if out is None and type(c) is np.ndarray and c.ndim == 0 else c

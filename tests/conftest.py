@@ -1,6 +1,8 @@
 """Shared test configuration: the ``gpu`` marker skips where no CUDA device is usable."""
 import os
 
+import numpy as np
+
 import pytest
 from hypothesis import settings
 
@@ -25,3 +27,31 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+class ForeignDType:
+    """A dtype object numpy cannot interpret (as torch's ``torch.float32``)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"foreign.{self.name}"
+
+
+class ForeignTensor:
+    """An array of a library that splitprec does not know, shaped like a torch tensor: DLPack, a
+    ``shape`` and a ``dtype`` that numpy cannot interpret, and numpy's ``__array__``."""
+
+    def __init__(self, array):
+        self._array = array
+        self.shape, self.dtype = array.shape, ForeignDType(array.dtype.name)
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self._array, dtype=dtype)

@@ -1,10 +1,13 @@
 """splitprec.array_api against the Array API standard (2023.12): the required names exist, and
 representative calls behave as the standard's text says, with float32 results as SplitArrays of
 the operands' scheme and contractions in the scheme."""
+import inspect
+
 import numpy as np
 import pytest
 
 import splitprec as sp
+from conftest import ForeignTensor
 
 xp = pytest.importorskip("splitprec.array_api")
 rng = np.random.default_rng(9)
@@ -117,6 +120,58 @@ def test_creation_functions_follow_the_standard():
     assert np.array_equal(xp.tril(x).to_numpy(), np.tril(np.ones((2, 3), np.float32)))
     y = xp.from_dlpack(np.float32([1.0, 2.0]))
     assert type(y) is sp.SplitArray and y.dtype == xp.float32
+
+
+def test_like_functions_take_the_standards_parameters_regression():
+    """``full_like(x, fill_value=2.0)`` raised, ``full_like(x)`` gave NaNs, ``zeros_like(x, 5.0)`` 5s."""
+    x = xp.ones((2, 3), dtype="bf16x9")
+    full = xp.full_like(x, fill_value=2.0)
+    assert type(full) is sp.SplitArray and full.dtype == "bf16x9" and np.array_equal(full.to_numpy(), np.full((2, 3), 2.0))
+    with pytest.raises(TypeError, match=r"full_like\(\) missing 1 required positional argument: 'fill_value'"):
+        xp.full_like(x)
+    for like in (xp.zeros_like, xp.ones_like, xp.empty_like):
+        with pytest.raises(TypeError, match=r"takes 1 positional argument but 2 were given"):
+            like(x, 5.0)
+    with pytest.raises(TypeError, match=r"full_like\(\) missing 1 required positional argument: 'fill_value'"):
+        np.full_like(x)
+    with pytest.raises(TypeError, match=r"^Cannot interpret '5.0' as a data type"):
+        np.zeros_like(x, 5.0)
+
+
+def test_clip_takes_the_standards_min_and_max_regression():
+    x = xp.asarray(np.float32([-2.0, 0.5, 3.0]), dtype="tf32x3")
+    got = xp.clip(x, min=-1.0, max=1.0)
+    assert type(got) is sp.SplitArray and got.dtype == "tf32x3"
+    assert np.array_equal(got.to_numpy(), np.float32([-1.0, 0.5, 1.0]))
+    assert np.array_equal(xp.clip(x).to_numpy(), x.to_numpy()) and np.array_equal(xp.clip(x, max=0.0).to_numpy(), [-2, 0, 0])
+    assert list(inspect.signature(xp.clip).parameters) == ["x", "min", "max"]
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "cumulative_sum"])
+def test_reductions_with_a_float32_dtype_give_splitarrays_regression(name):
+    """``sum``, ``prod`` and ``cumulative_sum`` with ``dtype=`` gave numpy arrays."""
+    reduce = getattr(xp, name)
+    data = np.int64([[1, 2, 3], [4, 5, 6]])
+    x, s = xp.asarray(data), xp.asarray(data.astype(np.float32), dtype="fp16x3")
+    default = xp.asarray([1.0]).dtype
+    for operand, dtype, scheme in ((x, xp.float32, default), (x, "bf16x9", "bf16x9"), (s, xp.float32, "fp16x3"),
+                                   (s, s.dtype, "fp16x3"), (s, "tf32x3", "tf32x3")):
+        got = reduce(operand, axis=1, dtype=dtype)
+        assert type(got) is sp.SplitArray and got.dtype.name == str(scheme)
+        assert np.array_equal(got.to_numpy(), getattr(np, name)(data, axis=1).astype(np.float32))
+    assert type(reduce(x, axis=1, dtype=xp.int32)) is np.ndarray
+
+
+def test_asarray_of_a_foreign_tensor_reads_it_through_dlpack_regression():
+    """``xp.asarray(torch_tensor)`` failed with "Cannot interpret 'torch.float32' as a data type"."""
+    data = np.float32([[1.0, 2.0], [3.0, 4.0]])
+    for tensor in (ForeignTensor(data), ForeignTensor(np.int32([1, 2]))):
+        got = xp.asarray(tensor)
+        expected = tensor._array
+        assert np.array_equal(np.asarray(got), expected)
+        assert (type(got) is sp.SplitArray) == (expected.dtype == np.float32)
+    torch = pytest.importorskip("torch")
+    assert type(xp.asarray(torch.ones(2))) is sp.SplitArray
 
 
 def test_dtype_functions_follow_the_standard():

@@ -235,3 +235,25 @@ def test_device_check_sees_arrays_inside_lists_regression():
     from splitprec.array.fallback import _arrays
     x, y, z = np.zeros(1, np.float32), np.ones(2, np.float32), np.ones(3, np.float32)
     assert [a.size for a in _arrays(([x, (y,)], z, 3.0))] == [1, 2, 3]
+
+
+def test_numpy_operands_written_into_a_splitarray_out_take_its_scheme_regression():
+    """``np.matmul(ndarray, ndarray, out=SplitArray)`` raised ``min() arg is an empty sequence``."""
+    x = np.float32([[1.0, 2.0], [3.0, 4.0]])
+    for call, expected in ((lambda out: np.matmul(x, x, out=out), sp.matmul(x, x, dtype="tf32x3")),
+                           (lambda out: np.add(x, x, out=out), x + x),
+                           (lambda out: np.einsum("ij,jk->ik", x, x, out=out), sp.matmul(x, x, dtype="tf32x3")),
+                           (lambda out: np.linalg.multi_dot([x, x], out=out), sp.matmul(x, x, dtype="tf32x3")),
+                           (lambda out: np.sum(np.stack([x, x]), axis=0, out=out), x + x)):
+        out = sp.zeros((2, 2), dtype="tf32x3")
+        assert call(out) is out and out.dtype == "tf32x3"
+        assert np.array_equal(out.to_numpy(), expected)
+
+
+def test_a_read_only_splitarray_out_is_refused_naming_out_regression():
+    memory = np.ones(3, np.float32)
+    memory.flags.writeable = False
+    out = sp.array_api.asarray(memory, copy=False)
+    for call in (lambda: np.add(out, out, out=out), lambda: np.sum(np.ones((2, 3), np.float32), axis=0, out=out)):
+        with pytest.raises(ValueError, match=r"^(add|sum): out is read-only"):
+            call()

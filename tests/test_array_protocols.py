@@ -42,6 +42,30 @@ def test_numpy_view_cannot_be_made_writable_regression():
         view[::2].flags.writeable = True
 
 
+def test_numpy_view_leads_to_no_writable_alias_regression():
+    w, x = sp.asarray(randn(4, 4), dtype="bf16x9"), sp.asarray(randn(4, 2), dtype="bf16x9")
+    w @ x
+    chain = [np.asarray(w)]
+    while getattr(chain[-1], "base", None) is not None:
+        chain.append(chain[-1].base)
+    for link in chain:
+        alias = np.asarray(link)
+        assert not alias.flags.writeable
+        with pytest.raises(ValueError, match="cannot set WRITEABLE flag to True"):
+            alias.flags.writeable = True
+    assert not any(isinstance(link, np.ndarray) and link.flags.writeable for link in chain)
+    assert product_is_fresh(w, x)
+
+
+def test_terms_are_read_only_regression():
+    w = sp.asarray(randn(3, 3), dtype="bf16x9")
+    for term in w.terms:
+        with pytest.raises(ValueError, match="read-only"):
+            term[0, 0] = 1.0
+        with pytest.raises(ValueError, match="cannot set WRITEABLE flag to True"):
+            term.flags.writeable = True
+
+
 def test_from_dlpack_gives_a_read_only_array():
     w = sp.asarray(randn(3, 5), dtype="tf32x3")[:, ::2]
     exported = np.from_dlpack(w)
@@ -122,6 +146,19 @@ def test_pickle_round_trips_arrays_and_views_regression(take):
     assert a.to_numpy().any()
 
 
+@pytest.mark.parametrize("write_copy", [True, False], ids=["write-copy", "write-original"])
+def test_pickle_with_out_of_band_buffers_is_a_copy_regression(write_copy):
+    a, x = sp.asarray(randn(4, 4), dtype="bf16x9"), sp.asarray(randn(4, 2), dtype="bf16x9")
+    a @ x
+    buffers = []
+    data = pickle.dumps(a, protocol=5, buffer_callback=buffers.append)
+    back = pickle.loads(data, buffers=buffers)
+    assert buffers and not np.shares_memory(np.asarray(back), np.asarray(a))
+    (back if write_copy else a)[0, 0] = 100.0
+    assert (a[0, 0] == 100.0) != write_copy and (back[0, 0] == 100.0) == write_copy
+    assert product_is_fresh(a, x) and product_is_fresh(back, x)
+
+
 # -- scalars, containment, truth, comparisons --------------------------------------------------------
 
 def test_scalar_conversions_follow_numpy():
@@ -172,7 +209,15 @@ def test_dtype_is_the_scheme_with_numpys_storage_dtype(name):
     assert d.itemsize == a.itemsize == 4 and a.nbytes == 24 and a.strides == (12, 4)
     assert np.dtype(d) == np.float32 and d == np.dtype(np.float32) and d == np.float32
     assert np.zeros(2, dtype=d).dtype == np.float32
-    assert hash(d) == hash(name) and {d: 1}[sp.dtype(name)] == 1
+    assert {d: 1}[sp.dtype(name)] == 1 and len({d, *map(sp.dtype, sp.dtypes("float32"))}) == len(sp.dtypes("float32"))
+
+
+@pytest.mark.parametrize("name", sp.dtypes("float32"))
+def test_dtype_hashes_as_the_float32_it_equals_regression(name):
+    """``x.dtype in {xp.float32}`` was False: the scheme equals float32 but hashed as its name."""
+    d = sp.asarray([1.0], dtype=name).dtype
+    assert hash(d) == hash(np.dtype(np.float32))
+    assert d in {np.dtype(np.float32)} and d in {sp.array_api.float32: 1} and np.dtype(np.float32) in {d}
     assert all((d == sp.dtype(other)) == (other == name) for other in sp.dtypes("float32"))
 
 

@@ -158,6 +158,15 @@ def test_fft_bound_rejects_bad_arguments():
         fft_bound(np.ones(4, np.complex64), "bf16x9", "tpu")
 
 
+@pytest.mark.parametrize("inverse", ["yes", 1, None])
+def test_fft_bound_takes_inverse_as_a_bool_only_regression(inverse):
+    """``fft_bound(inverse="yes")`` was accepted (a truthy string meant the inverse)."""
+    with pytest.raises(TypeError, match=rf"^fft_bound: inverse must be a bool, got {inverse!r}"):
+        fft_bound(np.ones(4, np.complex64), "bf16x9", inverse=inverse)
+    assert fft_bound(np.ones(4, np.complex64), "bf16x9", inverse=np.True_) == \
+        fft_bound(np.ones(4, np.complex64), "bf16x9", inverse=True)
+
+
 def test_exact_reference_error_is_negligible_against_every_bound():
     """The float64 rounding of the exact product (2**-53 relative) stays far below each bound."""
     rng = np.random.default_rng(7)

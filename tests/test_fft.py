@@ -121,6 +121,16 @@ def test_every_fft_rejects_out_with_wrong_dtype(family):
 
 
 @pytest.mark.parametrize("family", FAMILY, ids=_ids)
+def test_every_fft_rejects_a_read_only_out_naming_it_regression(family):
+    ours, _, kind = family
+    x = _signal((3, 8), kind)
+    out = np.empty_like(ours(x))
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match=rf"^{ours.__name__}: out is read-only; expected a writable array"):
+        ours(x, out=out)
+
+
+@pytest.mark.parametrize("family", FAMILY, ids=_ids)
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_every_fft_accepts_every_float32_scheme(family, dtype):
     ours, theirs, kind = family

@@ -3,6 +3,7 @@ next_fast_len, the Hermitian transforms' definitions, numpy 2's deprecations of 
 lengths, and the scipy.fft backend. The generic checks (numpy's shapes and dtypes, 2x scipy's
 float32 error, out, norm, NaN lines, errors) of hfft, ihfft, rfftn, irfftn, rfft2 and irfft2 run
 with the rest of the family in tests/test_fft.py."""
+import os
 import warnings
 
 import numpy as np
@@ -201,6 +202,22 @@ def test_scipy_backend_takes_scipys_positional_arguments_and_s_rule():
         warnings.simplefilter("error")                   # scipy's s without axes: the last axes, no warning
         np.testing.assert_array_equal(scipy_fft.rfft(x, 10, 1, "forward", False, 2), sp.fft.rfft(x, 10, 1, "forward"))
         np.testing.assert_array_equal(scipy_fft.fftn(x, s=(4, 4)), sp.fft.fftn(x, s=(4, 4), axes=(-2, -1)))
+
+
+@pytest.mark.parametrize("workers, error, match", [
+    (0, ValueError, r"^fft: workers=0 is out of range; expected a positive int"),
+    (-(os.cpu_count() or 1) - 1, ValueError, r"^fft: workers=-\d+ is out of range"),
+    (1.5, TypeError, r"^fft: workers must be an int, got 1.5"),
+])
+def test_scipy_backend_checks_workers_as_scipy_regression(workers, error, match):
+    """``workers=0`` was accepted silently; scipy raises ValueError."""
+    x = np.ones(8, np.complex64)
+    with pytest.raises(error):
+        scipy_fft.fft(x, workers=workers)                                   # scipy's own rule
+    with scipy_fft.set_backend(sp.fft, only=True), pytest.raises(error, match=match):
+        scipy_fft.fft(x, workers=workers)
+    with scipy_fft.set_backend(sp.fft, only=True):
+        np.testing.assert_array_equal(scipy_fft.fft(x, workers=-1), sp.fft.fft(x))
 
 
 @pytest.mark.parametrize("call", [

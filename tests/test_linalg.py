@@ -102,6 +102,12 @@ def test_inf_times_zero_is_nan():
     assert np.isnan(sp.matmul(a, b, dtype="bf16x9")[0, 0])
 
 
+def _read_only(shape):
+    out = np.empty(shape, np.float32)
+    out.flags.writeable = False
+    return out
+
+
 @pytest.mark.parametrize("call, error, message", [
     (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((4, 2), np.float32)), ValueError,
      r"^matmul: inner dimensions differ: a has shape \(2, 3\), b has shape \(4, 2\)"),
@@ -124,12 +130,18 @@ def test_inf_times_zero_is_nan():
     (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), precision="fp16"),
      ValueError, r"^unknown precision 'fp16'"),
     (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32),
-                       out=np.empty((2, 3), np.float32)), ValueError, r"^matmul: out must be a ndarray of dtype float32 and shape \(2, 2\)"),
+                       out=np.empty((2, 3), np.float32)), ValueError, r"^matmul: out has shape \(2, 3\); expected the result's shape \(2, 2\)"),
+    (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), out=np.empty((2, 2), np.int32)),
+     TypeError, r"^matmul: out must be a ndarray of dtype float32; got ndarray of dtype int32"),
+    (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), out=_read_only((2, 2))),
+     ValueError, r"^matmul: out is read-only; expected a writable array"),
     (lambda: sp.matmul("ab", np.ones((3, 2), np.float32)), TypeError,
      r"^matmul: a of type str is not accepted; expected an array \(numpy, cupy, or any object with "
      r"__dlpack__ or __cuda_array_interface__"),
 ])
 def test_matmul_rejects_bad_input_naming_the_argument(call, error, message):
+    """Also the out= regressions: an int32 out raised ValueError (numpy: TypeError), and a
+    read-only one numpy's message, which does not name out."""
     with pytest.raises(error, match=message):
         call()
 
@@ -156,3 +168,43 @@ def test_fp32_class_schemes_are_as_accurate_as_float32_matmul(k, distribution):
     # positive sums, 44-380x and 350-3200x. The test keeps a factor >= 2 of margin.
     tf32_factor, bf16_factor = (400, 3000) if distribution == "normal" else (20, 150)
     assert errors["tf32"] > tf32_factor * native and errors["bf16"] > bf16_factor * native, errors
+
+
+@pytest.mark.parametrize("axes, shapes", [
+    ([(0, 1), (1, 0), (0, 1)], ((3, 4, 5), (2, 4, 5))),
+    ([(-1, 0), (0, -1), (1, 2)], ((4, 2, 3), (4, 2, 5))),
+    ([(0, 1), 0, 0], ((3, 4, 5), (4,))),
+    ([0, 0, ()], ((4,), (4,))),
+])
+def test_matmul_takes_numpys_axes_regression(axes, shapes):
+    """``sp.matmul`` had no ``axes=``; with small integers (exact products and sums) every scheme's
+    result is numpy's, through ``sp.matmul``, ``np.matmul`` of a SplitArray and ``out=``."""
+    a, b = (rng.integers(-8, 9, s).astype(np.float32) for s in shapes)
+    expected = np.matmul(a, b, axes=axes)
+    got = sp.matmul(a, b, dtype="bf16x9", axes=axes)
+    assert np.shape(got) == expected.shape and np.array_equal(got, expected)
+    split = sp.asarray(a, dtype="tf32x3")
+    assert np.array_equal(np.asarray(np.matmul(split, b, axes=axes)), expected)
+    if expected.ndim:
+        out = sp.zeros(expected.shape, dtype="tf32x3")
+        assert sp.matmul(split, b, axes=axes, out=out) is out and np.array_equal(out.to_numpy(), expected)
+
+
+def test_matmul_rejects_bad_axes_naming_them():
+    a = np.ones((2, 2), np.float32)
+    with pytest.raises(ValueError, match=r"^matmul: axes=\[\(0, 1\), \(0, 1\)\] is not a list of an entry for a, b and the result"):
+        sp.matmul(a, a, axes=[(0, 1), (0, 1)])
+    with pytest.raises(ValueError, match=r"^matmul: axes entry \(0,\) for b names 1 axes; expected 2"):
+        sp.matmul(a, a, axes=[(0, 1), 0, (0, 1)])
+    with pytest.raises(np.exceptions.AxisError):
+        sp.matmul(a, a, axes=[(0, 2), (0, 1), (0, 1)])
+
+
+@pytest.mark.parametrize("precision", ["FP32", "Fp64", "fp32"])
+def test_precision_is_case_insensitive_as_scheme_names_regression(precision):
+    """``precision="FP64"`` was refused while scheme names resolve in any case."""
+    lower = precision.lower()
+    x = np.eye(2, dtype=np.float32 if lower == "fp32" else np.float64)
+    np.testing.assert_array_equal(sp.matmul(x, x, precision=precision), sp.matmul(x, x, precision=lower))
+    with sp.default_scheme(precision) as chosen:
+        assert chosen == lower and sp.default_scheme()["float32" if lower == "fp32" else "float64"] == lower

@@ -1,6 +1,7 @@
 """Packaging: the license, the version (package and CLI), py.typed, the extras, the nvrtc marker,
 the CI command, and annotations on the public functions of linalg and fft."""
 import ast
+import importlib
 import inspect
 import os
 import re
@@ -95,3 +96,13 @@ def test_public_functions_are_annotated(function):
     signature = inspect.signature(function)
     assert signature.return_annotation is not inspect.Signature.empty
     assert all(p.annotation is not inspect.Parameter.empty for p in signature.parameters.values())
+
+
+@pytest.mark.parametrize("module", ["splitprec", "splitprec.fft", "splitprec.array_api", "splitprec.array_api.linalg",
+                                    "splitprec.accuracy"])
+def test_public_modules_list_their_public_names_only_regression(module):
+    """``dir(sp.fft)`` listed ``Array``, ``Literal``, ``functools``, ``dask_layer`` and more."""
+    public = importlib.import_module(module)
+    names = set(dir(public))
+    assert set(public.__all__) <= names and all(hasattr(public, name) for name in names)
+    assert names - set(public.__all__) <= {"accuracy", "array_api"}

@@ -257,6 +257,73 @@ def test_fft_near_the_top_is_finite_where_the_transform_is_regression(name, n):
     assert np.linalg.norm(y - exact) <= fft_bound(big, name, inverse=True) * np.linalg.norm(exact)
 
 
+def _rounded_complex(z):
+    return rounded(z.real) + 1j * rounded(z.imag)
+
+
+@pytest.mark.parametrize("name", ALL_DTYPES)
+@pytest.mark.parametrize("n", [61, 64, 127, 250])
+@pytest.mark.parametrize("at, peak", [(0, F), (5, -F), (0, 1j * F)], ids=["impulse", "shifted", "imaginary"])
+def test_fft_of_an_impulse_of_flt_max_is_finite_regression(name, n, at, peak):
+    """An impulse of FLT_MAX has every output of magnitude FLT_MAX; bf16x9 and bf16x6 gave inf at
+    n = 61 (Bluestein's chirps leave an output an ulp above the top at the lines' scale) and every
+    single-part scheme gave inf (the top part rounds up to the next binade). The outputs are finite
+    where the exact ones are, and as accurate as those of the impulse scaled down by 2**-20 (the
+    engines' power-of-two line scaling makes them the same at the lines' scale)."""
+    x = np.zeros(n, np.complex64)
+    x[at] = peak
+    exact = exact_dft(x)
+    y = sp.fft.fft(x, dtype=name)
+    np.testing.assert_array_equal(np.isfinite(y), np.isfinite(_rounded_complex(exact)))
+    assert np.linalg.norm(y - exact) <= fft_bound(x * f32(2.0 ** -20), name) * np.linalg.norm(exact)
+    real = np.zeros(n, np.float32)
+    real[at] = F
+    exact_half = exact_dft(real)[:n // 2 + 1]
+    y = sp.fft.rfft(real, dtype=name)
+    assert np.isfinite(y).all()
+    assert np.linalg.norm(y - exact_half) <= rfft_bound(real * f32(2.0 ** -20), name) * np.linalg.norm(exact_half)
+    spectrum = np.zeros(n // 2 + 1, np.complex64)
+    spectrum[0] = F                                       # the real inverse: every output is F
+    y = sp.fft.irfft(spectrum, n, norm="forward", dtype=name).astype(np.float64)
+    small = sp.fft.irfft(spectrum * f32(2.0 ** -20), n, norm="forward", dtype=name).astype(np.float64) * 2.0 ** 20
+    assert np.isfinite(y).all() and (np.abs(y - F) <= np.abs(small - F)).all()
+
+
+@pytest.mark.parametrize("name", ALL_DTYPES)
+@pytest.mark.parametrize("shape", [(3, 162), (5, 61), (4, 64)])
+def test_nd_fft_of_an_impulse_of_flt_max_is_finite_regression(name, shape):
+    """The n-D transforms of an impulse of FLT_MAX: an output rounded past the top in one pass (the
+    per-line limit of that pass is its own line's sum, which rounding can leave just past float32)
+    became inf, then NaN in the next; each pass is limited by the whole input's modulus sum."""
+    x = np.zeros(shape, np.complex64)
+    x[1, 5] = f32(F) * np.complex64(np.exp(0.3j))
+    exact = np.fft.fft2(x.astype(np.complex128))                 # each output: x[1, 5] times a unit root
+    rows = (x * f32(2.0 ** -20)).astype(np.complex64)            # the lines of each pass, scaled into range
+    columns = (np.fft.fft(x.astype(np.complex128), axis=1) * 2.0 ** -20).astype(np.complex64).T
+    bound = (1 + fft_bound(rows, name).max()) * (1 + fft_bound(columns, name).max()) - 1   # the passes compose
+    for y in (sp.fft.fft2(x, dtype=name), sp.fft.fftn(x, dtype=name)):
+        assert np.isfinite(y).all()
+        assert np.linalg.norm(y - exact) <= bound * np.linalg.norm(exact)
+    real = np.zeros(shape, np.float32)
+    real[1, 5] = F
+    assert np.isfinite(sp.fft.rfft2(real, dtype=name)).all()
+    spectrum = np.zeros((shape[0], shape[1] // 2 + 1), np.complex64)
+    spectrum[0, 0] = F
+    assert np.isfinite(sp.fft.irfft2(spectrum, s=shape, norm="forward", dtype=name)).all()
+
+
+@pytest.mark.parametrize("name", ALL_DTYPES)
+@pytest.mark.parametrize("n", [2, 64, 250])
+def test_fft_past_the_top_stays_inf_where_the_exact_transform_overflows(name, n):
+    """The limit on outputs near the top never hides a real overflow: FLT_MAX at 0 and n / 2 give
+    ``X_k = FLT_MAX (1 + (-1)**k)``, beyond float32 for even k and 0 for odd k."""
+    x = np.zeros(n, np.complex64)
+    x[0] = x[n // 2] = F
+    y = sp.fft.fft(x, dtype=name)
+    np.testing.assert_array_equal(np.isinf(y.real), np.arange(n) % 2 == 0)
+    assert np.isfinite(y[1::2]).all()
+
+
 @functools.lru_cache(maxsize=None)
 def subnormal_signals(n):
     """Complex and real signals of size ~1e-40 (float32 subnormals) and their exact DFTs."""

@@ -22,19 +22,26 @@ import string
 
 import numpy as np
 
-from ..linalg import _raw_matmul, _scheme as linalg_scheme
-from .core import PROTOCOLS, SplitArray, finish, promote, write_out
-from .convert import same_device
+from ..linalg import _raw_matmul, _scheme as linalg_scheme, core_axes, core_last, core_placed
+from .core import PROTOCOLS, SplitArray, data, finish, result_scheme, write_out
+from .convert import as_float32, same_device
 from .functions import compensated_total, implements, no_options
 
 LABELS = string.ascii_letters
 
 
-def matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul"):
-    """``a @ b`` through ``splitprec.matmul``'s engine with the cached parts of SplitArrays."""
+def matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul", axes=None):
+    """``a @ b`` through ``splitprec.matmul``'s engine with the cached parts of SplitArrays;
+    ``axes``: numpy's (the core axes are moved last as views, and the result's moved back)."""
+    if axes is not None:
+        entries = core_axes(axes, np.ndim(a), np.ndim(b), op)
+        c = matmul(core_last(a, entries[0], np.moveaxis), core_last(b, entries[1], np.moveaxis),
+                   dtype=dtype, precision=precision, op=op)
+        c = core_placed(c, entries[2], np.moveaxis)
+        return c if out is None else write_out(out, data(c, op, "the result"), result_scheme((a, b), (out,)), op)
     if dtype is None and precision is None:
-        dtype = promote(*[x._dtype for x in (a, b) if isinstance(x, SplitArray)])
-    values = [x._value if isinstance(x, SplitArray) else x for x in (a, b)]
+        dtype = result_scheme((a, b), (out,))
+    values = [x._value if isinstance(x, SplitArray) else as_float32(x, op, name) for x, name in ((a, "a"), (b, "b"))]
     d = linalg_scheme(dtype, precision, op, on_gpu=same_device(op, *values) is not np)
     splitters = [x._parts if isinstance(x, SplitArray) else None for x in (a, b)]
     caches = [x._cached if isinstance(x, SplitArray) else None for x in (a, b)]
@@ -43,19 +50,15 @@ def matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul"):
 
 
 def plain(x, op, d=None):
-    """``x`` as a SplitArray: SplitArrays as they are, float32/float16 data wrapped (scheme d)."""
+    """``x`` as a SplitArray: SplitArrays as they are, other data by the one input rule
+    (``as_float32``) wrapped in scheme ``d``."""
     if isinstance(x, SplitArray):
         return x
-    if getattr(x, "dtype", None) not in (np.float32, np.float16) or not hasattr(x, "ndim"):
-        raise TypeError(f"{op}: operand of type {type(x).__name__} with dtype "
-                        f"{getattr(x, 'dtype', None)} is not accepted; expected a SplitArray or a "
-                        "float32/float16 array")
-    xp = np if isinstance(x, np.generic) else same_device(op, x)
-    return SplitArray._wrap(xp.asarray(x, dtype=np.float32), d)
+    return SplitArray._wrap(as_float32(x, op, "an operand"), d)
 
 
-def _operands(arrays, op):
-    d = promote(*[x._dtype for x in arrays if isinstance(x, SplitArray)])
+def _operands(arrays, op, out=None):
+    d = result_scheme(arrays, (out,))
     return [plain(x, op, d) for x in arrays]
 
 
@@ -189,7 +192,7 @@ def _einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting=
     subscripts, arrays = (operands[0], operands[1:]) if isinstance(operands[0], str) else _interleaved(operands)
     if not arrays:
         raise ValueError("einsum: no operands; expected a subscripts string and at least one operand")
-    return _finished(run_einsum(subscripts, _operands(arrays, "einsum")), out, "einsum")
+    return _finished(run_einsum(subscripts, _operands(arrays, "einsum", out)), out, "einsum")
 
 
 # -- numpy's named contractions ----------------------------------------------------------------------
@@ -257,7 +260,7 @@ def _outer(a, b, out=None):
 
 def _vecdot(x1, x2, /, *, axis=-1, out=None, **options):
     no_options("vecdot", options)
-    x1, x2 = (np.moveaxis(x, axis, -1) for x in _operands((x1, x2), "vecdot"))
+    x1, x2 = (np.moveaxis(x, axis, -1) for x in _operands((x1, x2), "vecdot", out))
     return _finished(run_einsum("...i,...i->...", [x1, x2], "vecdot"), out, "vecdot")
 
 
@@ -287,13 +290,13 @@ def _gufunc(subscripts, op):
     """The handler of contraction ufunc ``op`` (``matvec``, ``vecmat``) given by ``subscripts``."""
     def run(x1, x2, /, *, out=None, **options):
         no_options(op, options)
-        return _finished(run_einsum(subscripts, _operands((x1, x2), op), op), out, op)
+        return _finished(run_einsum(subscripts, _operands((x1, x2), op, out), op), out, op)
     return run
 
 
-def _matmul_ufunc(a, b, /, *, out=None, **options):
+def _matmul_ufunc(a, b, /, *, out=None, axes=None, **options):
     no_options("matmul", options)
-    return matmul(a, b, out=out)
+    return matmul(a, b, out=out, axes=axes)
 
 
 implements(getattr(np.linalg, "vecdot", None))(_vecdot)
@@ -322,7 +325,7 @@ def _chain_order(shapes):
 
 @implements(np.linalg.multi_dot)
 def _multi_dot(arrays, *, out=None):
-    arrays = _operands(list(arrays), "multi_dot")
+    arrays = _operands(list(arrays), "multi_dot", out)
     if len(arrays) < 2:
         raise ValueError(f"multi_dot: {len(arrays)} array(s); expected at least two")
     first, last = arrays[0].ndim == 1, arrays[-1].ndim == 1

@@ -1,18 +1,19 @@
 """Data into SplitArrays: which values are accepted (none is rounded silently), schemes, devices.
 
-``as_float32`` is the one rule: float32 and float16 arrays (float16 widens exactly), SplitArrays,
-and integer, bool or Python-float data whose every value float32 holds exactly; everything else
-raises TypeError naming the operation and the argument. ``on_device`` adds the device rule
-(arrays must already be on the target device; scalars and lists move there).
+``as_float32`` is the one rule, the same as ``splitprec.matmul``'s and the ffts' (the reading and
+the value policy of :mod:`splitprec.interop`): numpy and cupy arrays, any object that speaks DLPack
+or ``__cuda_array_interface__`` (torch, jax, ...), objects with ``__array__``, nested lists and
+Python scalars; float32, float16 and bfloat16 data (the narrow ones widen exactly), and integer,
+bool or Python-float data whose every value float32 holds exactly; everything else raises
+TypeError naming the operation and the argument. ``on_device`` adds the device rule (arrays must
+already be on the target device; scalars and lists move there).
 """
-import numbers
-
 import numpy as np
 
 from .._backend import device_name, gpu_module, is_cupy, namespace
 from .._defaults import resolve
 from ..dtypes import dtype as get_dtype, dtypes
-from ..interop import exactly
+from ..interop import exact, exactly, read
 
 DEVICES = ("cpu", "gpu")
 
@@ -49,20 +50,10 @@ def same_device(op, *arrays):
 
 
 def as_float32(x, op, name):
-    """``x`` (not a SplitArray) as a float32 numpy/cupy array, never rounded, or a TypeError."""
-    from_python = not (isinstance(x, (np.ndarray, np.generic)) or is_cupy(x))
-    if from_python and not isinstance(x, (numbers.Real, list, tuple)):
-        raise TypeError(f"{op}: {name} of type {type(x).__name__} is not accepted; expected a "
-                        "numpy/cupy array, a SplitArray, a Python scalar or a (nested) list")
-    if not is_cupy(x):
-        x = np.asarray(x)
-    if x.dtype in (np.float32, np.float16):
-        return x.astype(np.float32, copy=False)
-    if x.dtype.kind not in "biuf" or (x.dtype.kind == "f" and not from_python):
-        raise TypeError(f"{op}: {name} has dtype {x.dtype}; expected float32 or float16 data, or "
-                        "integers, bools and Python floats that float32 holds exactly (convert "
-                        f"explicitly, e.g. {name}.astype(numpy.float32))")
-    return exact_float32(x, op, name)
+    """``x`` (not a SplitArray) as a float32 numpy/cupy array, never rounded, or a TypeError (the
+    module docstring's rule; DLPack objects are read without a copy)."""
+    (operand,), _ = read(op, **{name: x})
+    return exact(operand, op, name, target="float32")
 
 
 def exact_float32(x, op, name):

@@ -27,14 +27,17 @@ array([1.       , 1.4142135], dtype=float32)
 Traceback (most recent call last):
 TypeError: asarray: x holds a value that float32 cannot hold exactly (0.1); round explicitly, e.g. numpy.float32(x)
 """
+import functools
+import numbers
+
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
-from numpy.lib.stride_tricks import as_strided
 
 from .._backend import dask_layer, device_name, is_cupy, is_dask, namespace
 from ..dtypes import SplitDType, dtype as get_dtype
 from ..split import Parts, split
 from .convert import as_float32, is_scheme_name, move, on_device, scheme, scheme_names, same_device
+from .readonly import read_only
 
 HANDLED = {}             # numpy function -> SplitArray implementation (filled by array.functions)
 # The protocols' implementations, which build on SplitArray and so live in the modules above it:
@@ -65,10 +68,18 @@ def _method(function, doc):
 
 
 def _rebuild(value, name, parts=None):
-    """Unpickle a SplitArray (``SplitArray.__reduce__``), with the current host parts it had."""
-    new = SplitArray._wrap(value, get_dtype(name))
-    new._cache = {key: (0, kept) for key, kept in (parts or {}).items()}
+    """Unpickle a SplitArray (``SplitArray.__reduce__``), with the current host parts it had. Arrays
+    that do not own their memory (pickle protocol 5 hands out-of-band buffers back as views of the
+    sender's memory) are copied: a pickle is a copy."""
+    new = SplitArray._wrap(_owned(value), get_dtype(name))
+    new._cache = {key: (0, Parts(tuple(_owned(t) for t in kept.terms), _owned(kept.exponent)))
+                  for key, kept in (parts or {}).items()}
     return new
+
+
+def _owned(x):
+    """``x``, or a copy of numpy array ``x`` unless it owns its memory and is writable."""
+    return x if not isinstance(x, np.ndarray) or (x.flags.owndata and x.flags.writeable) else x.copy()
 
 
 class SplitArray(NDArrayOperatorsMixin):
@@ -121,8 +132,10 @@ class SplitArray(NDArrayOperatorsMixin):
     def terms(self):
         """The parts (hi, mid, lo) of ``split(value, dtype)``, cached; for ``pow2`` schemes (every
         float32 scheme) they are scaled by one power of two for the whole array, which puts the
-        largest magnitude into ``[2**s, 2**(s+1))``, ``s = dtype.scale_exponent(1)``."""
-        return self._parts(self._dtype, None).terms
+        largest magnitude into ``[2**s, 2**(s+1))``, ``s = dtype.scale_exponent(1)``. Read-only
+        views of the cache on cpu, copies on gpu (cupy arrays cannot be read-only)."""
+        terms = self._parts(self._dtype, None).terms
+        return tuple(t.copy() if is_cupy(t) else read_only(t) for t in terms)
 
     # -- the split cache -------------------------------------------------------------------------
     def _cached(self, key, make, transposed=None):
@@ -221,7 +234,7 @@ class SplitArray(NDArrayOperatorsMixin):
             return self._value.astype(dtype)
         if copy:
             return self._value.copy()
-        return as_strided(self._value, writeable=False)   # its base is no array: stays read-only
+        return read_only(self._value)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         options = {k: v for k, v in (("stream", stream), ("max_version", max_version),
@@ -230,7 +243,7 @@ class SplitArray(NDArrayOperatorsMixin):
             return self._value.__dlpack__(**options)
         self._export()
         flagged = max_version is not None and tuple(max_version) >= (1, 0)
-        source = self._value if is_cupy(self._value) or not flagged else as_strided(self._value, writeable=False)
+        source = self._value if is_cupy(self._value) or not flagged else read_only(self._value)
         return source.__dlpack__(**options)
 
     def __dlpack_device__(self):
@@ -391,9 +404,35 @@ class SplitArray(NDArrayOperatorsMixin):
         return PROTOCOLS["function"](func, args, kwargs) if handler is None else handler(*args, **kwargs)
 
     @staticmethod
-    def __splitprec_matmul__(a, b, /, out=None, *, dtype=None, precision=None):
+    def __splitprec_matmul__(a, b, /, out=None, *, dtype=None, precision=None, axes=None):
         """``splitprec.matmul`` with a SplitArray operand (called by ``splitprec.linalg``)."""
-        return PROTOCOLS["matmul"](a, b, out=out, dtype=dtype, precision=precision, op="matmul")
+        return PROTOCOLS["matmul"](a, b, out=out, dtype=dtype, precision=precision, op="matmul", axes=axes)
+
+
+_ARRAY_PROTOCOLS = ("__dlpack__", "__cuda_array_interface__", "__array__", "__array_interface__", "__array_ufunc__")
+_DEFERRING = [name for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow",
+                              "lshift", "rshift", "and", "xor", "or")
+              for name in (f"__{op}__", f"__r{op}__", f"__i{op}__") if hasattr(NDArrayOperatorsMixin, name)]
+_DEFERRING += ["__lt__", "__le__", "__gt__", "__ge__"]
+
+
+def unknown(x):
+    """True for an operand that the input rule (``as_float32``) does not read and no array protocol
+    describes: an operator then returns NotImplemented, so that its reflected method runs."""
+    known = isinstance(x, (SplitArray, np.ndarray, np.generic, numbers.Number, list, tuple)) or is_cupy(x) or is_dask(x)
+    return not known and not any(hasattr(x, name) for name in _ARRAY_PROTOCOLS)
+
+
+def _deferring(method):
+    """The mixin's operator ``method``, returning NotImplemented for :func:`unknown` operands."""
+    @functools.wraps(method)
+    def operator(self, other):
+        return NotImplemented if unknown(other) else method(self, other)
+    return operator
+
+
+for _name in _DEFERRING:
+    setattr(SplitArray, _name, _deferring(getattr(NDArrayOperatorsMixin, _name)))
 
 
 def _transposes(view, base):
@@ -412,6 +451,14 @@ def _same_bits(value, snapshot):
 def promote(*schemes):
     """The scheme of a result from operands of ``schemes`` (table in docs/arrays.md)."""
     return min(schemes, key=lambda d: (d.product_error, -d.exact_span(), d.cost, d.name))
+
+
+def result_scheme(operands, out=()):
+    """The promoted scheme of the SplitArrays among ``operands``, or, where there is none (numpy
+    operands written into a SplitArray ``out``, as ``np.matmul(a, b, out=s)``), ``out``'s."""
+    schemes = [x._dtype for x in operands if isinstance(x, SplitArray)] or \
+        [x._dtype for x in out if isinstance(x, SplitArray)]
+    return promote(*schemes)
 
 
 def data(x, op, name):
@@ -450,6 +497,9 @@ def write_out(out, value, d, op, where=True):
     if value.shape != out.shape:
         raise ValueError(f"{op}: out has shape {out.shape} but the result has shape "
                          f"{value.shape}; expected equal shapes")
+    if not getattr(getattr(out._value, "flags", None), "writeable", True):
+        raise ValueError(f"{op}: out is read-only (a SplitArray over read-only memory); expected a "
+                         "writable array")
     xp = same_device(op, out._value, value)
     if where is True:
         out._value[...] = value

@@ -56,15 +56,15 @@ def _is_scheme(dtype):
 
 
 def _like(name, fill):
-    """numpy's ``name`` (``zeros_like``, ...) for a SplitArray prototype: a SplitArray of the
-    prototype's scheme, or of ``dtype`` when that is a scheme; another numpy dtype than float32
-    gives numpy's (cupy's) array of that dtype."""
+    """numpy's ``name`` (``zeros_like``, ...) for a SplitArray prototype, with numpy's signature
+    (``full_like`` alone takes a fill value): a SplitArray of the prototype's scheme, or of
+    ``dtype`` when that is a scheme; another numpy dtype than float32 gives numpy's (cupy's) array
+    of that dtype."""
     function = getattr(np, name)
 
-    def like(prototype, *fill_value, dtype=None, order="K", subok=True, shape=None, device=None):
-        fill_value = fill_value[0] if fill_value else fill
+    def like(prototype, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
         if dtype is not None and not _is_scheme(dtype) and np.dtype(dtype) != np.float32:
-            extra = () if fill is not None or name == "empty_like" else \
+            extra = () if name != "full_like" else \
                 (fill_value._value if isinstance(fill_value, SplitArray) else fill_value,)
             return function(prototype._value, *extra, dtype=dtype, order=order, shape=shape)
         d = scheme(dtype if _is_scheme(dtype) else prototype._dtype, name)
@@ -74,8 +74,14 @@ def _like(name, fill):
         else:
             value, _ = _creation(prototype.shape if shape is None else shape, d, device, name)
         return SplitArray._wrap(_fill(value, fill_value, name), d)
-    like.__doc__ = f"``numpy.{name}`` of a SplitArray prototype (``_like``)."
-    return like
+
+    if name == "full_like":
+        handler = like
+    else:
+        def handler(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
+            return like(prototype, fill, dtype, order, subok, shape, device=device)
+    handler.__doc__ = f"``numpy.{name}`` of a SplitArray prototype (``_like``)."
+    return handler
 
 
 for _name, _fill_value in (("empty_like", None), ("zeros_like", 0), ("ones_like", 1), ("full_like", None)):

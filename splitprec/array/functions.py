@@ -21,16 +21,25 @@ cancels by a factor near ``1/(h**2 u)`` (checked by
 cpu and gpu, so are the results, bit for bit (``tests/test_array_gpu.py``). ``mean`` divides that
 sum by ``n`` in float64 and rounds once. ``np.linalg.norm`` (2-norm and Frobenius; also ``vector_norm``
 and ``matrix_norm``) scales by a power of two (exact), squares in float32 and sums as above: relative error <= 2u + O(u**2)
-(``tests/test_array.py::test_norm_within_two_units_of_roundoff``). ``max min argmax argmin`` are
-numpy's (exact).
+(``tests/test_array.py::test_norm_within_two_units_of_roundoff``); ``ord=1`` is the compensated
+sum of magnitudes, ``0`` the count of nonzeros, ``±inf`` the largest or smallest magnitude (exact),
+and any other order ``p`` is ``sum(|x|**p) ** (1/p)`` in float64 from the exact values scaled by the
+row's largest (``p > 0``) or smallest (``p < 0``) magnitude, rounded once: within one float32
+rounding plus ``O(n * 2**-53)`` (``tests/test_array.py::test_vector_norm_of_any_order_within_one_rounding``).
+``max min argmax argmin`` are numpy's (exact).
 """
 import math
+import numbers
+import operator
+import warnings
 
 import numpy as np
 
 from .._backend import namespace
-from .core import HANDLED, SplitArray, finish
-from .convert import same_device
+from ..dtypes import SplitDType
+from ..formats import narrow, widen
+from .core import HANDLED, SplitArray, data, finish, write_out
+from .convert import as_float32, same_device, scheme
 
 
 def implements(*functions):
@@ -134,18 +143,24 @@ for _name in ("array_equal", "allclose", "isclose"):
 # -- reductions ------------------------------------------------------------------------------------
 
 def _axes(a, axis, op):
-    """``axis`` (None, int or tuple) as a sorted tuple of non-negative axes of ``a``."""
+    """``axis`` (None, int or tuple) as a sorted tuple of non-negative axes of ``a``: numpy's
+    AxisError for an axis out of range, ValueError for a repeated one."""
     axes = tuple(range(a.ndim)) if axis is None else axis if isinstance(axis, tuple) else (axis,)
-    if not all(-a.ndim <= ax < a.ndim for ax in axes) or len({ax % a.ndim for ax in axes}) != len(axes):
-        raise ValueError(f"{op}: axis {axis!r} is not a set of distinct axes of an array of ndim "
-                         f"{a.ndim}")
-    return tuple(sorted(ax % a.ndim for ax in axes))
+    axes = tuple(operator.index(ax) for ax in axes)
+    for ax in axes:
+        if not -a.ndim <= ax < a.ndim:
+            raise np.exceptions.AxisError(ax, a.ndim, msg_prefix=op)
+    axes = tuple(ax % a.ndim for ax in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{op}: axis {axis!r} repeats an axis; expected distinct axes of an array of "
+                         f"ndim {a.ndim}")
+    return tuple(sorted(axes))
 
 
-def _along_last(a, axes):
-    """``a``'s value with ``axes`` moved to the end and merged into one axis."""
+def _along_last(a, axes, value=None):
+    """``a``'s value (or ``value`` of its shape) with ``axes`` moved to the end and merged into one."""
     rest = [i for i in range(a.ndim) if i not in axes]
-    moved = a._value.transpose(rest + list(axes))
+    moved = (a._value if value is None else value).transpose(rest + list(axes))
     return moved.reshape(moved.shape[:len(rest)] + (math.prod(a.shape[i] for i in axes),))
 
 
@@ -172,35 +187,96 @@ def _compensated_sum(v, xp):
     return s[..., 0], xp.zeros_like(s[..., 0]) if c is None else c[..., 0]
 
 
-def _sum_parts(a, axis, op):
+def _sum_parts(a, axis, op, where=True, initial=None):
+    """``(s, c, axes, lines)``: the compensated sum of ``a`` over ``axis``, of the elements where
+    ``where`` holds (and of ``initial``), with ``lines`` the summed values, one line per output."""
     axes = _axes(a, axis, op)
-    s, c = _compensated_sum(_along_last(a, axes), namespace(a._value))
-    return s, c, axes
+    xp = namespace(a._value)
+    value = a._value if where is True else xp.where(xp.broadcast_to(xp.asarray(where), a.shape), a._value, np.float32(0))
+    lines = _along_last(a, axes, value)
+    if initial is not None:
+        start = data(initial, op, "initial").reshape(())
+        lines = xp.concatenate([lines, xp.broadcast_to(start, lines.shape[:-1] + (1,))], axis=-1)
+    s, c = _compensated_sum(lines, xp)
+    return s, c, axes, lines
 
 
 def compensated_total(a, axes):
     """The compensated sum of SplitArray ``a`` over ``axes`` (a tuple), as a float32 array."""
-    s, c, _ = _sum_parts(a, axes, "sum")
+    s, c, _, _ = _sum_parts(a, axes, "sum")
     with np.errstate(over="ignore", invalid="ignore"):
         return s + c
 
 
+def _wide(dtype):
+    """True for a ``dtype=`` of a reduction other than float32 (a scheme stands for float32)."""
+    return dtype is not None and not isinstance(dtype, SplitDType) and np.dtype(dtype) != np.float32
+
+
+def _deliver(a, value, axes, keepdims, out, op):
+    """A reduction's float32 ``value`` as a SplitArray of ``a``'s scheme, or written into ``out``
+    (a SplitArray, or a numpy/cupy array of a floating dtype, as numpy's ``same_kind`` casting)."""
+    value = _kept(a, value, axes, keepdims)
+    if out is None or isinstance(out, SplitArray):
+        return _result(value, a._dtype) if out is None else write_out(out, value, a._dtype, op)
+    if getattr(out, "dtype", np.dtype(object)).kind != "f":
+        raise TypeError(f"{op}: out has dtype {getattr(out, 'dtype', type(out).__name__)}; expected a "
+                        "SplitArray or a floating array (a float32 result is not cast to other kinds)")
+    if not out.flags.writeable:
+        raise ValueError(f"{op}: out is read-only; expected a writable array")
+    out[...] = value
+    return out
+
+
+def _overflow_check(lines, total, op):
+    """numpy's floating-point overflow report (``np.errstate``'s ``over``) when ``total`` is ±inf for
+    a line of finite values; on cupy storage nothing is reported, as cupy reports nothing."""
+    mode = np.geterr()["over"]
+    if mode == "ignore" or namespace(lines) is not np or np.isfinite(total).all():
+        return
+    if (np.isinf(total) & np.isfinite(lines).all(axis=-1)).any():
+        if mode == "raise":
+            raise FloatingPointError(f"overflow encountered in {op}")
+        warnings.warn(f"overflow encountered in {op}", RuntimeWarning, stacklevel=4)
+
+
+def _reduced(a, out, op):
+    """The operand of a reduction: a SplitArray, or other data (numpy data reduced into a
+    SplitArray ``out``) by the input rule, in ``out``'s scheme (else the default)."""
+    if isinstance(a, SplitArray):
+        return a
+    return SplitArray._wrap(as_float32(a, op, "a"), out._dtype if isinstance(out, SplitArray) else scheme(None, op))
+
+
 @implements(np.sum)
-def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **options):
-    no_options("sum", dict(options, out=out, dtype=None if dtype == np.float32 else dtype))
-    s, c, axes = _sum_parts(a, axis, "sum")
+def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    a = _reduced(a, out, "sum")
+    if _wide(dtype):                           # numpy's sum in that dtype (float64: of exact values)
+        options = {} if initial is None else {"initial": initial}
+        return namespace(a._value).sum(a._value, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+                                       where=where, **options)
+    s, c, axes, lines = _sum_parts(a, axis, "sum", where, initial)
     with np.errstate(over="ignore", invalid="ignore"):
-        return _result(_kept(a, s + c, axes, keepdims), a._dtype)
+        total = s + c
+    _overflow_check(lines, total, "sum")
+    return _deliver(a, total, axes, keepdims, out, "sum")
 
 
 @implements(np.mean)
-def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **options):
-    no_options("mean", dict(options, out=out, dtype=None if dtype == np.float32 else dtype))
-    s, c, axes = _sum_parts(a, axis, "mean")
-    n = math.prod(a.shape[i] for i in axes)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = ((s.astype(np.float64) + c.astype(np.float64)) / n).astype(np.float32)
-    return _result(_kept(a, mean, axes, keepdims), a._dtype)
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    a = _reduced(a, out, "mean")
+    if _wide(dtype):
+        return namespace(a._value).mean(a._value, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+    s, c, axes, lines = _sum_parts(a, axis, "mean", where)
+    xp = namespace(a._value)
+    count = math.prod(a.shape[i] for i in axes) if where is True else \
+        _along_last(a, axes, xp.broadcast_to(xp.asarray(where), a.shape)).sum(axis=-1)
+    if xp is np and not np.all(count):
+        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=3)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        mean = ((s.astype(np.float64) + c.astype(np.float64)) / count).astype(np.float32)
+    _overflow_check(lines, mean, "mean")
+    return _deliver(a, mean, axes, keepdims, out, "mean")
 
 
 def _extreme(name):
@@ -226,33 +302,62 @@ def _two_norm(v, xp):
     return xp.ldexp(xp.sqrt(s + c), exponent[..., 0]).astype(np.float32)
 
 
+def _power_norm(magnitude, ord, xp):
+    """``sum(m**ord) ** (1/ord)`` over the last axis of float32 magnitudes ``m``, in float64 from
+    the exact values scaled by the largest (``ord > 0``) or smallest (``ord < 0``) of each row, so
+    that no power overflows or underflows, and rounded once to float32. A zero with ``ord < 0``
+    gives 0, an inf with ``ord > 0`` inf, a NaN NaN, as numpy's formula does."""
+    wide = widen(magnitude)
+    if wide.shape[-1] == 0:
+        scale = xp.ones(wide.shape[:-1] + (1,))
+    else:
+        scale = (wide.max if ord > 0 else wide.min)(axis=-1, keepdims=True)
+        scale = xp.where(xp.isfinite(scale) & (scale > 0), scale, 1.0)
+    with np.errstate(divide="ignore"):
+        total = ((wide / scale) ** ord).sum(axis=-1)
+        return narrow(total ** (1.0 / ord) * scale[..., 0])
+
+
 def _vector_norm_value(v, ord, xp):
-    """The ``ord`` norm of each row of float32 ``v`` (2: scaled compensated; 1: compensated sum)."""
+    """The ``ord`` norm of each row of float32 ``v`` (2: scaled compensated; 1: compensated sum;
+    0: the count of nonzeros; ±inf: the largest, smallest magnitude; others: :func:`_power_norm`)."""
     with np.errstate(over="ignore", invalid="ignore"):
         if ord == 2:
             return _two_norm(v, xp)
         magnitude = xp.abs(v)
-        return sum(_compensated_sum(magnitude, xp)) if ord == 1 else \
-            (magnitude.max if ord > 0 else magnitude.min)(axis=-1)
+        if ord == 1:
+            return sum(_compensated_sum(magnitude, xp))
+        if ord == 0:
+            return (v != 0).sum(axis=-1).astype(np.float32)
+        if ord in (np.inf, -np.inf):
+            return (magnitude.max if ord > 0 else magnitude.min)(axis=-1)
+        return _power_norm(magnitude, ord, xp)
+
+
+def _vector_ord(ord, op):
+    """``ord`` of a vector norm: any int or float (numpy's and the standard's), or a ValueError."""
+    if not isinstance(ord, numbers.Real):
+        raise ValueError(f"{op}: invalid norm order {ord!r} for vectors; expected an int or a float "
+                         "(inf and -inf included)")
+    return ord
 
 
 @implements(np.linalg.norm)
 def _norm(x, ord=None, axis=None, keepdims=False):
     axes = _axes(x, axis, "norm")
-    vector = ord in (2, 1, np.inf, -np.inf) and len(axes) == 1
-    if not (vector or ord is None or (ord == "fro" and len(axes) == 2)):
+    if len(axes) == 1 and ord is not None:
+        ord = _vector_ord(ord, "norm")
+    elif not (ord is None or (ord == "fro" and len(axes) == 2)):
         raise TypeError(f"norm: ord={ord!r} over {len(axes)} axis/axes is not supported for "
-                        "SplitArray; expected None, 2, 1, inf or -inf for vectors, None or "
-                        "'fro' for matrices")
+                        "SplitArray; expected None or 'fro' for matrices (np.linalg.matrix_norm "
+                        "takes the others)")
     value = _vector_norm_value(_along_last(x, axes), 2 if ord in (None, "fro") else ord, namespace(x._value))
     return _result(_kept(x, value, axes, keepdims), x._dtype)
 
 
 @implements(getattr(np.linalg, "vector_norm", None))
 def _vector_norm(x, axis=None, keepdims=False, ord=2):
-    if ord not in (2, 1, np.inf, -np.inf):
-        raise TypeError(f"vector_norm: ord={ord!r} is not supported for SplitArray; expected 2, 1, "
-                        "inf or -inf")
+    ord = _vector_ord(ord, "vector_norm")
     axes = _axes(x, axis, "vector_norm")
     value = _vector_norm_value(_along_last(x, axes), ord, namespace(x._value))
     return _result(_kept(x, value, axes, keepdims), x._dtype)

@@ -10,13 +10,14 @@
   such as ``where=`` and ``dtype=``) is numpy's (cupy's) ufunc on the float32 values, as
   :mod:`splitprec.array.fallback` runs other numpy functions: float64 data is refused, float32
   results are SplitArrays of the promoted scheme, ``out=`` SplitArrays take float32 results only.
-- ``a == None`` and ``a != None`` (also strings) compare elementwise unequal, as numpy's do.
+- ``a == None`` and ``a != None`` (also strings, and objects of types no array protocol describes)
+  compare elementwise unequal, as numpy's do.
 """
 import numpy as np
 
 from ..formats import narrow, widen
-from .core import PROTOCOLS, SplitArray, finish, promote, write_out
-from .convert import same_device
+from .core import PROTOCOLS, SplitArray, finish, result_scheme, unknown, write_out
+from .convert import as_float32, on_device, same_device
 from . import contractions
 from .fallback import unwrap, wrap
 
@@ -47,7 +48,8 @@ def array_ufunc(ufunc, method, inputs, out, kwargs):
 
 
 def _arithmetic(ufunc, inputs, out, op):
-    values = [_operand(x, op) for x in inputs]
+    device = next(x.device for x in inputs + (out or ()) if isinstance(x, SplitArray))
+    values = [_operand(x, op, f"x{i + 1}", device) for i, x in enumerate(inputs)]
     xp = same_device(op, *values)
     shapes = [getattr(v, "shape", ()) for v in values]
     try:
@@ -56,7 +58,7 @@ def _arithmetic(ufunc, inputs, out, op):
         raise ValueError(f"{op}: operands of shapes {', '.join(map(str, shapes))} do not "
                          "broadcast; expected shapes compatible under numpy's rules") from None
     result = ufunc(*values) if xp is np else _cupy_ufunc(op, values, narrowed=ufunc in FLOAT_UFUNCS)
-    d = promote(*[x._dtype for x in inputs if isinstance(x, SplitArray)])
+    d = result_scheme(inputs, out or ())
     if out is not None:
         return write_out(out[0], result, d, op)
     return result if ufunc in BOOL_UFUNCS else finish(SplitArray._wrap(result, d))
@@ -75,7 +77,7 @@ def _generic(ufunc, method, inputs, out, kwargs, op):
         options["out"] = unwrap(outs, op, splits, plains)
     elif into and method == "__call__" and "where" in options:
         options["out"] = None            # where= without out: the SplitArray out is written below
-    d = promote(*[x._dtype for x in splits or [o for o in outs if o is not None]])
+    d = result_scheme(splits, outs)
     same_device(op, *values, *options.values())
     result = getattr(ufunc, method)(*values, **options)
     if method == "at":
@@ -100,7 +102,8 @@ def _unequal(ufunc, inputs, op):
 
 
 def _opaque(x):
-    return x is None or isinstance(x, (str, bytes))
+    """None, strings and objects of types no array protocol describes: never equal to a number."""
+    return x is None or isinstance(x, (str, bytes)) or unknown(x)
 
 
 def _foreign(x):
@@ -120,18 +123,15 @@ def _cupy_ufunc(op, values, *, narrowed):
     return narrow(result) if narrowed else result
 
 
-def _operand(x, op):
-    """An arithmetic operand: a SplitArray's value, a weak Python scalar, or a float32/float16 array."""
+def _operand(x, op, name, device):
+    """An arithmetic operand: a SplitArray's value, a weak Python scalar (NEP 50), or anything else
+    by the one input rule of ``as_float32`` (lists and scalars moved to ``device``)."""
     if isinstance(x, SplitArray):
         return x._value
     if isinstance(x, (int, float)) and not isinstance(x, np.generic):
         return x
-    kind = getattr(x, "dtype", None)
-    if kind in (np.float32, np.float16):
-        return x
-    raise TypeError(f"{op}: an operand of type {type(x).__name__} with dtype {kind} is not "
-                    "accepted; expected a SplitArray, a float32/float16 array or a Python "
-                    "int/float (convert explicitly, e.g. sp.asarray(x) or x.astype(numpy.float32))")
+    placed = not isinstance(x, (list, tuple, np.generic))
+    return on_device(as_float32(x, op, name), device, op, name, placed=placed)
 
 
 PROTOCOLS["ufunc"] = array_ufunc

@@ -11,6 +11,7 @@ from .._backend import is_cupy
 from ..array.convert import is_scheme_name, move, scheme
 from ..array.core import SplitArray
 from ..dtypes import SplitDType
+from ..interop import read
 
 _SIGNED = np.dtype(np.int64)
 
@@ -68,6 +69,9 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         if d == obj._dtype and moved is obj._value and not copy:
             return obj
         return SplitArray._wrap(moved.copy() if moved is obj._value else moved, d)
+    if _foreign(obj):
+        (operand,), _ = read("asarray", obj=obj)          # torch, jax, ...: through DLPack, no copy
+        obj = operand.array
     xp = _device_module(device) if device is not None or not is_cupy(obj) else _device_module("gpu")
     if dtype is None:
         dtype = _inferred(obj)
@@ -78,6 +82,12 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         return value
     aliased = value is obj or (hasattr(obj, "dtype") and xp.may_share_memory(value, obj))
     return _wrap(value, d, watched=aliased)
+
+
+def _foreign(obj):
+    """True for an array of another library than numpy and cupy (read as :mod:`splitprec.interop` reads it)."""
+    return not (isinstance(obj, (np.ndarray, np.generic)) or is_cupy(obj)) and \
+        (hasattr(obj, "__dlpack__") or hasattr(obj, "__cuda_array_interface__"))
 
 
 def _inferred(obj):
@@ -131,16 +141,24 @@ def full(shape, fill_value, *, dtype=None, device=None):
     return _filled(shape, fill_value, dtype, device)
 
 
-def _like(fill):
-    def like(x, /, *fill_value, dtype=None, device=None):
-        value = fill_value[0] if fill_value else fill
-        dtype = x.dtype if dtype is None else dtype
-        return _filled(x.shape, value, dtype, device or getattr(x, "device", None))
-    return like
+def full_like(x, /, fill_value, *, dtype=None, device=None):
+    """An array of ``x``'s shape, dtype (a SplitArray's scheme) and device, filled with ``fill_value``."""
+    return _filled(x.shape, fill_value, x.dtype if dtype is None else dtype, device or getattr(x, "device", None))
 
 
-zeros_like, ones_like, empty_like = _like(0), _like(1), _like(0)
-full_like = _like(None)
+def zeros_like(x, /, *, dtype=None, device=None):
+    """Zeros of ``x``'s shape, dtype and device (as :func:`full_like`)."""
+    return full_like(x, 0, dtype=dtype, device=device)
+
+
+def ones_like(x, /, *, dtype=None, device=None):
+    """Ones of ``x``'s shape, dtype and device (as :func:`full_like`)."""
+    return full_like(x, 1, dtype=dtype, device=device)
+
+
+def empty_like(x, /, *, dtype=None, device=None):
+    """An array of ``x``'s shape, dtype and device (zeros, as :func:`empty`)."""
+    return full_like(x, 0, dtype=dtype, device=device)
 
 
 def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
@@ -156,3 +174,24 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
 
 def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     return _result(_device_module(device).eye(n_rows, n_cols, k=k, dtype=np.float32), dtype)
+
+
+def with_dtype(function):
+    """numpy's reduction ``function`` (``sum``, ``prod``, ``cumulative_sum``) whose ``dtype`` is the
+    namespace's: float32 or a scheme gives a SplitArray of that scheme (``x``'s for float32 and a
+    SplitArray ``x``), also for integer or bool ``x``; other dtypes give numpy's (cupy's) arrays."""
+    def reduce(x, /, *, dtype=None, **options):
+        if dtype is None:
+            return function(x, **options)
+        is_split, d = split_dtype(dtype)
+        result = function(x, dtype=np.float32 if is_split else d, **options)
+        if not is_split:
+            return result
+        if isinstance(result, SplitArray):
+            return result if not names_scheme(dtype) or result.dtype == d else SplitArray._wrap(result._value, d)
+        if isinstance(result, np.ndarray) or is_cupy(result):
+            return SplitArray._wrap(result, d)
+        return result                                  # a float32 scalar, as a SplitArray's 0-d result
+    reduce.__name__ = reduce.__qualname__ = function.__name__
+    reduce.__doc__ = f"``numpy.{function.__name__}``; a float32 or scheme ``dtype`` gives a SplitArray."
+    return reduce

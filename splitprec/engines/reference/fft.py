@@ -12,13 +12,17 @@ backwards (``DFT(DFT(z))[-k] = m z[k]``). Real input of even length ``n`` runs o
 transform of the ``n / 2`` packed pairs ``x[2j] + i x[2j+1]`` with a complex64 step after (or
 before) it. Every transform scales each line by a power of two first (``plan.line_top``: tiny lines
 up, huge ones down), applies the ``norm`` factor at that scale and scales back last, rounding once:
-results are ±inf only where the transform overflows float32, and tiny lines keep mid-range
-accuracy. :class:`Stockham` is the algorithm; the CUDA engine runs it with its own products.
+tiny lines keep mid-range accuracy. Before scaling back, every output component is limited to the
+magnitude no exact output of its line can exceed, ``|factor| * sum_j |x_j|``, and to float32's
+largest value where that rounds finite (:mod:`splitprec.engines.limit`): results are ±inf only
+where the transform may overflow float32.
+:class:`Stockham` is the algorithm; the CUDA engine runs it with its own products.
 """
 import numpy as np
 
 from ..._backend import namespace
 from ...split import split
+from ..limit import limit, moduli, modulus_sum, saturated
 from ..plan import line_top, plan, real_twiddles
 from .gemm import narrow_matmul
 
@@ -45,16 +49,28 @@ class Stockham:
         with np.errstate(over="ignore"):
             return np.ldexp(lines.view(np.float32), exponent).astype(np.float32).view(lines.dtype)
 
-    def scaled(self, x, top, run, factor=1.0):
+    def scaled(self, x, top, run, factor=1.0, *, gain=1.0, hermitian=False):
         """``run`` (lines -> lines) on the lines of ``x`` (..., n) scaled by the powers of two of
-        :meth:`line_exponents`, its outputs times ``factor`` (float32) at that scale, then scaled back."""
+        :meth:`line_exponents`, its outputs times ``factor`` (float32) at that scale, limited to
+        :meth:`output_limit` and scaled back. ``gain``: the largest ``|t|`` of factors
+        ``t`` that ``run`` multiplies its outputs by (a float, or a 0-d array on the lines' device,
+        so that no device waits); ``hermitian``: the lines are the first halves
+        of Hermitian spectra of even length (as :meth:`real_inverse` reads them)."""
         xp = namespace(x)
         lines = xp.ascontiguousarray(x).reshape(-1, x.shape[-1])
         exponent = self.line_exponents(lines, top)
-        y = run(self.scale_lines(lines, -exponent))
+        inputs = self.scale_lines(lines, -exponent)
+        y = run(inputs)
         if factor != 1.0:
             y = y * np.float32(factor)
-        return self.scale_lines(xp.ascontiguousarray(y), exponent).reshape(x.shape[:-1] + y.shape[-1:])
+        ceiling = self.output_limit(inputs, exponent, max(abs(factor), abs(float(np.float32(factor)))) * gain, hermitian)
+        y = saturated(y, ceiling)
+        return self.scale_lines(y, exponent).reshape(x.shape[:-1] + y.shape[-1:])
+
+    def output_limit(self, lines, exponent, gain, hermitian):
+        """float32 ``(lines, 1)``: :func:`splitprec.engines.limit.limit` of ``gain`` times the scaled
+        ``lines``' :func:`~splitprec.engines.limit.modulus_sum`, at the lines' scale."""
+        return limit(modulus_sum(lines, hermitian=hermitian) * gain, exponent)
 
     def block_product(self, rows, step, d):
         """``rows @ step.block`` (float32 ``(rows, 2r)``) in scheme ``d``."""
@@ -108,7 +124,8 @@ class Stockham:
         if x.size == 0:
             return xp.empty(x.shape, np.complex64)
         p = plan(n, d, self.device)
-        return self.scaled(x, line_top(p), lambda lines: self._plan(lines, p, d, nonfinite, times), factor)
+        gain = 1.0 if times is None else moduli(times).max() * (1 + 2.0 ** -50)
+        return self.scaled(x, line_top(p), lambda lines: self._plan(lines, p, d, nonfinite, times), factor, gain=gain)
 
     def _plan(self, lines, p, d, nonfinite, times):
         """Plan ``p`` on complex64 ``lines`` (lines, n): Stockham passes, or Bluestein around them."""
@@ -188,7 +205,7 @@ class Stockham:
             def run(lines):
                 return xp.ascontiguousarray(self.inverse(self.pack(lines, n), d, nonfinite)).view(np.float32)
             return self.scaled(xp.ascontiguousarray(c, dtype=np.complex64),
-                               line_top(plan(n // 2, d, self.device)) - 3, run, factor)
+                               line_top(plan(n // 2, d, self.device)) - 3, run, factor, hermitian=True)
         c = xp.array(c, dtype=np.complex64)
         c.imag[..., 0] = 0
         full = xp.empty(c.shape[:-1] + (n,), np.complex64)
