@@ -1,0 +1,151 @@
+"""Elementwise operations on tracked arrays: their values and their error bounds.
+
+Members: ``+ - * /`` (``add subtract multiply divide``), ``negative positive absolute conjugate``, ``sqrt
+exp log sin cos``, ``maximum minimum``, ``where``; comparisons and ``isfinite isnan isinf`` give
+plain bool arrays of the computed values (a branch on them is the caller's, ``where`` takes it as
+given). With exact operands ``a, b`` within ``E_a, E_b`` of the computed ``a^, b^`` (docs/tracking.md,
+"Elementwise"), the propagated part of each bound is
+
+- ``a + b``, ``a - b``: ``E_a + E_b``; ``a * b``: ``|a^| E_b + E_a (|b^| + E_b)``;
+- ``a / b``: ``(|a^| E_b + |b^| E_a) / (|b^| (|b^| - E_b))``, inf unless ``E_b < |b^|``;
+- ``sqrt``: ``min(E / sqrt(a^), sqrt(E))``, inf unless ``E <= a^``; ``exp``: ``exp(a^) expm1(E)``;
+  ``log``: ``-log1p(-E / a^)``, inf unless ``E < a^``; ``sin``, ``cos``: ``min(E, 2)``;
+- ``-a``, ``|a|``, ``conj``, ``max``, ``min``, ``where``: the operands' bounds (these are 1-Lipschitz);
+
+plus the rounding of the result, ``U |value| + ETA`` (:mod:`splitprec.tracking.rounding`). On the
+CPU ``+ - * / sqrt`` and ``maximum minimum`` are numpy's float32 operations (correctly rounded,
+the untracked values bit for bit); transcendental functions, complex arithmetic and everything
+on the GPU are evaluated in float64 (complex128) and rounded once (``LIBM`` covers the float64
+function's own error, and ``sin``/``cos`` bounds are capped at ``|value| + 1``).
+"""
+import numpy as np
+
+from ..formats import narrow, widen
+from .core import UFUNCS, TrackedArray, context, implements
+from .inputs import operand
+from .rounding import LIBM, U, magnitude, rounded_up, rounding_error
+
+_FLOAT32_EXACT = frozenset([np.add, np.subtract, np.multiply, np.divide, np.sqrt, np.negative,
+                            np.positive, np.absolute])        # IEEE: rounded once, or exact
+_REAL_ONLY = frozenset([np.divide, np.sqrt, np.exp, np.log, np.sin, np.cos, np.maximum, np.minimum])
+_WIDE_RELATIVE = U + 2.0 ** -50      # float64 (complex128) evaluation, then one rounding
+
+
+def _wide(v, xp):
+    if xp is np:
+        return v.astype(np.complex128 if v.dtype == np.complex64 else np.float64)
+    if v.dtype == np.complex64:
+        return widen(v.real.copy()) + 1j * widen(v.imag.copy())
+    return widen(v)
+
+
+def _narrow(w, xp):
+    if xp is np:
+        return w.astype(np.complex64 if w.dtype == np.complex128 else np.float32)
+    if w.dtype == np.complex128:
+        out = xp.empty(w.shape, np.complex64)
+        out.real, out.imag = narrow(w.real.copy()), narrow(w.imag.copy())
+        return out
+    return narrow(w)
+
+
+def _operands(inputs, op):
+    like = next(x for x in inputs if isinstance(x, TrackedArray))
+    arrays = [operand(x, op, f"operand {i}", like) for i, x in enumerate(inputs)]
+    xp, d, confidence = context(arrays, op)
+    shapes = [a.shape for a in arrays]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"{op}: operands of shapes {', '.join(map(str, shapes))} do not broadcast; "
+                         "expected shapes compatible under numpy's rules") from None
+    return arrays, xp, d, confidence
+
+
+def _evaluate(ufunc, arrays, xp):
+    """``(value, wide result or None, relative rounding)`` of ``ufunc`` on the operands' values."""
+    values = [a._value for a in arrays]
+    if xp is np and ufunc in _FLOAT32_EXACT and all(v.dtype == np.float32 for v in values):
+        return ufunc(*values), None, U
+    wide = ufunc(*[_wide(v, xp) for v in values])
+    return _narrow(wide, xp), wide, _WIDE_RELATIVE + (LIBM if ufunc in (np.exp, np.log, np.sin, np.cos) else 0)
+
+
+def _propagated(ufunc, arrays, wide, xp):
+    """The propagated part of the bound (module docstring), float64, NaN where unknowable."""
+    a = arrays[0]
+    ea = a._bound
+    if ufunc in (np.add, np.subtract):
+        return ea + arrays[1]._bound
+    if ufunc in (np.negative, np.positive, np.absolute, np.conjugate):
+        return ea
+    if ufunc is np.multiply:
+        b = arrays[1]
+        return magnitude(a._value, xp) * b._bound + ea * (magnitude(b._value, xp) + b._bound)
+    if ufunc is np.divide:
+        b = arrays[1]
+        mb = magnitude(b._value, xp)
+        room = (mb - b._bound) * (1 - 2.0 ** -50)          # a lower bound of |b^| - E_b
+        spread = (magnitude(a._value, xp) * b._bound + mb * ea) / (mb * room)
+        return xp.where(room > 0, spread, np.inf)
+    x = a._value.astype(np.float64)
+    if ufunc is np.sqrt:
+        root = xp.sqrt(x)
+        spread = xp.minimum(xp.where(root > 0, ea / root, np.inf), xp.sqrt(ea))
+        return xp.where(ea <= x, spread, np.inf)
+    if ufunc is np.exp:
+        return xp.abs(wide) * xp.expm1(ea) * (1 + 2 * LIBM)
+    if ufunc is np.log:
+        return xp.where(ea < x, -xp.log1p(-ea / x) * (1 + 2 * LIBM), np.inf)
+    return xp.minimum(ea, 2.0)                               # sin, cos: 1-Lipschitz, |sin| <= 1
+
+
+def _ufunc(ufunc):
+    op = ufunc.__name__
+
+    def apply(*inputs):
+        arrays, xp, d, confidence = _operands(inputs, op)
+        if ufunc in _REAL_ONLY and any(a.is_complex for a in arrays):
+            raise TypeError(f"{op}: tracked complex values are not supported here; expected real "
+                            "(float32) TrackedArrays (complex values support + - * abs and the FFTs)")
+        if ufunc in (np.maximum, np.minimum):
+            value = ufunc(arrays[0]._value, arrays[1]._value)
+            bound = xp.maximum(arrays[0]._bound, arrays[1]._bound)
+            return TrackedArray._wrap(value, rounded_up(bound, value, xp), d, confidence)
+        with np.errstate(all="ignore"):
+            value, wide, relative = _evaluate(ufunc, arrays, xp)
+            exact_op = ufunc in (np.negative, np.positive, np.conjugate) or (ufunc is np.absolute and not arrays[0].is_complex)
+            bound = _propagated(ufunc, arrays, wide, xp)
+            if not exact_op:
+                bound = bound + rounding_error(value, xp, relative)
+            if ufunc in (np.sin, np.cos):
+                bound = xp.minimum(bound, magnitude(value, xp) + 1)
+            return TrackedArray._wrap(value, rounded_up(bound, value, xp), d, confidence)
+    return apply
+
+
+def _plain(ufunc):
+    """A comparison or test on the computed values: a plain bool array (module docstring)."""
+    def apply(*inputs):
+        values = [x._value if isinstance(x, TrackedArray) else x for x in inputs]
+        return ufunc(*values)
+    return apply
+
+
+for _u in (np.add, np.subtract, np.multiply, np.divide, np.negative, np.positive, np.absolute, np.conjugate,
+           np.sqrt, np.exp, np.log, np.sin, np.cos, np.maximum, np.minimum):
+    UFUNCS[_u] = _ufunc(_u)
+for _u in (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+           np.isfinite, np.isnan, np.isinf, np.signbit):
+    UFUNCS[_u] = _plain(_u)
+
+
+@implements(np.where)
+def where(condition, x, y):
+    """Entries of ``x`` where the bool array ``condition`` holds, else of ``y``, with their bounds."""
+    if isinstance(condition, TrackedArray) or getattr(condition, "dtype", None) != np.bool_:
+        raise TypeError(f"where: condition must be a bool numpy/cupy array, got "
+                        f"{type(condition).__name__} of dtype {getattr(condition, 'dtype', None)}")
+    arrays, xp, d, confidence = _operands((x, y), "where")
+    value = xp.where(condition, arrays[0]._value, arrays[1]._value)
+    return TrackedArray._wrap(value, xp.where(condition, arrays[0]._bound, arrays[1]._bound), d, confidence)

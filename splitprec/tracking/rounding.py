@@ -1,0 +1,40 @@
+"""The rounding model of tracked operations: constants and the step that rounds a bound up.
+
+Every elementwise result is a float32 (complex64) value correctly rounded from a real number ``r``
+(the float32 operation itself, or a float64 evaluation rounded once), so ``|value - r| <= U|value|
++ ETA`` (``U = 2**-24``; ``ETA = 2**-150``, half the subnormal spacing; docs/tracking.md, "Rounding").
+A bound is computed in float64 from non-negative terms by sums, products and quotients, at most
+``ROUNDINGS`` roundings deep, each of relative error ``2**-53``; :func:`rounded_up` multiplies by
+``UP``, which covers them, so that the stored float64 bound is never below the real one. Every
+rounding step adds ``ETA``, so no bound of a rounded result is below ``2**-150`` and float64
+products of two bounds (``>= 2**-300``) never underflow.
+"""
+import numpy as np
+
+U = 2.0 ** -24                 # float32 round to nearest
+ETA = 2.0 ** -150              # float32 subnormal rounding (absolute)
+ROUNDINGS = 30
+UP = 1 + 2.0 ** -48            # (1 + 2**-48)(1 - 2**-53) >= (1 + 2**-53)**ROUNDINGS
+LIBM = 2.0 ** -46              # float64 exp, log, sin, cos, hypot: relative error (<= 64 ulp)
+SQRT2 = 1.4142135623730951 * (1 + 2.0 ** -52)      # sqrt(2), rounded up
+
+
+def magnitude(v, xp):
+    """``|v|`` of a float32 or complex64 array as float64 (exact for float32)."""
+    return xp.abs(v).astype(np.float64) if v.dtype != np.complex64 else xp.abs(v.astype(np.complex128))
+
+
+def rounding_error(value, xp, relative=U):
+    """``relative * |value| + ETA`` (``SQRT2 * ETA`` for complex values): a bound on the rounding
+    of ``value`` from the real result (module docstring)."""
+    eta = ETA * SQRT2 if value.dtype == np.complex64 else ETA
+    return magnitude(value, xp) * relative + eta
+
+
+def rounded_up(bound, value, xp):
+    """``bound`` (float64, from at most ``ROUNDINGS`` roundings) times ``UP``, inf where it is NaN
+    (an unknowable term such as ``inf * 0``) or where ``value`` is not finite (overflow, NaN)."""
+    bound = xp.multiply(bound, UP)
+    bound = xp.where(bound <= np.inf, bound, np.inf)
+    finite = xp.isfinite(value)
+    return bound if bool(finite.all()) else xp.where(finite, bound, np.inf)
