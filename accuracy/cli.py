@@ -16,7 +16,7 @@ import time
 
 import splitprec
 
-from . import cases as case_registry, report
+from . import cases as case_registry, report, tracking_report
 from .measure import gpu_available
 
 FP64_NOTE = ("fp64 schemes (ozaki2_int8xN): float64 GEMM cases fp64_* against numpy's float64 "
@@ -160,6 +160,7 @@ def report_command(args, parser):
     if note:
         text += "; " + "; ".join(note)
     sections = [("GPU vs CPU engine", report.gpu_vs_cpu(results))] if "gpu" in engines else []
+    sections.append(("Tracked error bounds", tracking_report.section()))
     paths = report.write(results, args.out, plots=not args.no_plots, note=text, sections=sections)
     print(f"wrote {', '.join(paths)}")
     for _, section in sections:
