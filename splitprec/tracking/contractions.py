@@ -21,7 +21,7 @@ from ..array.core import SplitArray, promote
 from ..linalg import _scheme as linalg_scheme
 from .core import UFUNCS, TrackedArray, implements
 from .inputs import operand
-from .rounding import rounded_up
+from .rounding import rounded_up, unknown_where_not_finite
 
 
 def _magnitude(x):
@@ -77,7 +77,7 @@ def matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul"):
                               kind="rigorous" if confidence is None else "probabilistic",
                               confidence=confidence or 0.5)
         bound = bound + _propagated(ma, ea, mb, eb, xp)
-        bound = rounded_up(bound.reshape(value.shape), value, xp)
+        bound = unknown_where_not_finite(rounded_up(bound.reshape(value.shape), xp), value, xp)
     return TrackedArray._wrap(value, bound, d, confidence)
 
 

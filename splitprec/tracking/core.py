@@ -21,6 +21,7 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .._backend import device_name, is_cupy, namespace
 from ..array.core import SplitArray, promote
+from .rounding import readable
 
 UFUNCS = {}          # numpy ufunc -> handler(*inputs), filled by the handler modules
 FUNCTIONS = {}       # numpy function -> handler(*args, **kwargs)
@@ -59,8 +60,9 @@ class TrackedArray(NDArrayOperatorsMixin):
 
     @property
     def error_bound(self):
-        """Absolute bound on ``|value - exact|`` per entry: a new float64 array on the device."""
-        return self._bound.copy()
+        """Absolute bound on ``|value - exact|`` per entry: a new float64 array on the device (inf
+        where the error cannot be stated)."""
+        return readable(self._bound, namespace(self._value))
 
     @property
     def relative_error_bound(self):
@@ -68,8 +70,9 @@ class TrackedArray(NDArrayOperatorsMixin):
         value is 0 (or the bound is inf)."""
         xp = namespace(self._value)
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = self._bound / xp.abs(self._value).astype(np.float64)
-        return xp.where(self._bound == 0, 0.0, xp.where(xp.isnan(ratio), np.inf, ratio))
+            bound = readable(self._bound, xp)
+            ratio = bound / xp.abs(self._value).astype(np.float64)
+        return xp.where(bound == 0, 0.0, xp.where(xp.isnan(ratio), np.inf, ratio))
 
     @property
     def value(self):
@@ -101,15 +104,18 @@ class TrackedArray(NDArrayOperatorsMixin):
             if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0:
                 raise ValueError(f"certify: {name} must be a non-negative number, got {tol!r}")
         xp = namespace(self._value)
-        allowed = atol + rtol * xp.abs(self._value).astype(np.float64)
-        excess = self._bound * (1 + rtol) - allowed
-        if self.size == 0 or not bool((xp.nan_to_num(excess, nan=np.inf) > 0).any()):
+        bound = readable(self._bound, xp)
+        with np.errstate(invalid="ignore"):
+            allowed = atol + rtol * xp.abs(self._value).astype(np.float64)
+            needed = bound * (1 + rtol)
+            failing = ~(needed <= allowed)
+        if not bool(failing.any()):
             return True
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = xp.where(excess > 0, self._bound * (1 + rtol) / allowed, 0.0)
-        worst = np.unravel_index(int(xp.argmax(xp.nan_to_num(ratio, nan=np.inf))), self.shape)
+            ratio = xp.where(failing, needed / allowed, 0.0)
+        worst = np.unravel_index(int(xp.argmax(xp.where(xp.isnan(ratio), np.inf, ratio))), self.shape)
         raise ValueError(f"certify: entry {tuple(int(i) for i in worst)} = {self._value[worst].item()!r} has "
-                         f"error bound {float(self._bound[worst])!r}, above the tolerance "
+                         f"error bound {float(bound[worst])!r}, above the tolerance "
                          f"{float(allowed[worst])!r} (atol={atol!r}, rtol={rtol!r}); expected every "
                          "entry within atol + rtol * |exact value|")
 
@@ -208,4 +214,6 @@ def context(arrays, op):
     from ..array.convert import same_device
     xp = same_device(op, *[a._value for a in arrays])
     confidences = [a._confidence for a in arrays if a._confidence is not None]
-    return xp, promote(*[a._dtype for a in arrays]), min(confidences) if confidences else None
+    schemes = {a._dtype for a in arrays}
+    d = schemes.pop() if len(schemes) == 1 else promote(*schemes)
+    return xp, d, min(confidences) if confidences else None

@@ -8,8 +8,9 @@ given). With exact operands ``a, b`` within ``E_a, E_b`` of the computed ``a^, b
 
 - ``a + b``, ``a - b``: ``E_a + E_b``; ``a * b``: ``|a^| E_b + E_a (|b^| + E_b)``;
 - ``a / b``: ``(|a^| E_b + |b^| E_a) / (|b^| (|b^| - E_b))``, inf unless ``E_b < |b^|``;
-- ``sqrt``: ``min(E / sqrt(a^), sqrt(E))``, inf unless ``E <= a^``; ``exp``: ``exp(a^) expm1(E)``;
-  ``log``: ``-log1p(-E / a^)``, inf unless ``E < a^``; ``sin``, ``cos``: ``min(E, 2)``;
+- ``sqrt``: ``E / sqrt(a^)``, inf unless ``E <= a^``; ``exp``: ``exp(a^) expm1(E)``;
+  ``log``: ``r / (1 - r)`` with ``r = E / a^`` (``>= -log1p(-r)``), inf unless ``E < a^``;
+  ``sin``, ``cos``: ``min(E, 2)``;
 - ``-a``, ``|a|``, ``conj``, ``max``, ``min``, ``where``: the operands' bounds (these are 1-Lipschitz);
 
 plus the rounding of the result, ``U |value| + ETA`` (:mod:`splitprec.tracking.rounding`). On the
@@ -23,7 +24,7 @@ import numpy as np
 from ..formats import narrow, widen
 from .core import UFUNCS, TrackedArray, context, implements
 from .inputs import operand
-from .rounding import LIBM, U, magnitude, rounded_up, rounding_error
+from .rounding import LIBM, U, UP, magnitude, rounding_error
 
 _FLOAT32_EXACT = frozenset([np.add, np.subtract, np.multiply, np.divide, np.sqrt, np.negative,
                             np.positive, np.absolute])        # IEEE: rounded once, or exact
@@ -71,33 +72,66 @@ def _evaluate(ufunc, arrays, xp):
     return _narrow(wide, xp), wide, _WIDE_RELATIVE + (LIBM if ufunc in (np.exp, np.log, np.sin, np.cos) else 0)
 
 
-def _propagated(ufunc, arrays, wide, xp):
+def _zero(bound):
+    """True for the 0-d zero bound of an exact input (a broadcast view of one)."""
+    return not bound.size or (bound.strides == (0,) * bound.ndim and not bool(bound[(0,) * bound.ndim]))
+
+
+def _sum_rule(a, b, value, wide, xp):
+    return a._bound if _zero(b._bound) else b._bound if _zero(a._bound) else a._bound + b._bound
+
+
+def _product_rule(a, b, value, wide, xp):
+    """``|a^| E_b + E_a (|b^| + E_b)``."""
+    first = 0.0 if _zero(b._bound) else magnitude(a._value, xp) * b._bound
+    return first if _zero(a._bound) else first + a._bound * (magnitude(b._value, xp) + b._bound)
+
+
+def _quotient_rule(a, b, value, wide, xp):
+    """``(|a^| E_b + |b^| E_a) / (|b^| (|b^| - E_b))``, inf unless ``E_b < |b^|``."""
+    mb = magnitude(b._value, xp)
+    if _zero(b._bound):
+        return a._bound / mb
+    room = (mb - b._bound) * (1 - 2.0 ** -50)          # a lower bound of |b^| - E_b
+    spread = (magnitude(a._value, xp) * b._bound + mb * a._bound) / (mb * room)
+    return xp.where(room > 0, spread, np.inf)
+
+
+def _sqrt_rule(a, b, value, wide, xp):
+    """``E / sqrt(a^)`` (``sqrt(a^) >= value / (1 + U)``), inf unless ``E <= a^``; 0 at ``E = a^ = 0``."""
+    root = magnitude(value, xp) * (1 - 2.0 ** -23)
+    spread = a._bound / xp.maximum(root, 2.0 ** -1000)
+    return xp.where(a._bound <= a._value.astype(np.float64), spread, np.inf)
+
+
+def _exp_rule(a, b, value, wide, xp):
+    """``exp(a^) expm1(E)``; ``expm1(E) <= E (1 + E)`` for ``E <= 1/2``."""
+    e = a._bound
+    growth = e * (1 + e) if bool(e.max() <= 0.5) else xp.expm1(e) * (1 + 2 * LIBM)
+    return xp.abs(wide) * (1 + 2 * LIBM) * growth
+
+
+def _log_rule(a, b, value, wide, xp):
+    """``-log1p(-r) <= r / (1 - r)`` with ``r = E / a^``, inf unless ``r < 1``."""
+    r = a._bound / a._value.astype(np.float64)
+    return xp.where((r < 1) & (r >= 0), r / (1 - r), np.inf)
+
+
+def _lipschitz_rule(a, b, value, wide, xp):
+    return xp.minimum(a._bound, 2.0)                         # sin, cos: 1-Lipschitz, |sin| <= 1
+
+
+RULES = {np.add: _sum_rule, np.subtract: _sum_rule, np.multiply: _product_rule, np.divide: _quotient_rule,
+         np.sqrt: _sqrt_rule, np.exp: _exp_rule, np.log: _log_rule, np.sin: _lipschitz_rule,
+         np.cos: _lipschitz_rule}
+
+
+def _propagated(ufunc, arrays, value, wide, xp):
     """The propagated part of the bound (module docstring), float64, NaN where unknowable."""
-    a = arrays[0]
-    ea = a._bound
-    if ufunc in (np.add, np.subtract):
-        return ea + arrays[1]._bound
-    if ufunc in (np.negative, np.positive, np.absolute, np.conjugate):
-        return ea
-    if ufunc is np.multiply:
-        b = arrays[1]
-        return magnitude(a._value, xp) * b._bound + ea * (magnitude(b._value, xp) + b._bound)
-    if ufunc is np.divide:
-        b = arrays[1]
-        mb = magnitude(b._value, xp)
-        room = (mb - b._bound) * (1 - 2.0 ** -50)          # a lower bound of |b^| - E_b
-        spread = (magnitude(a._value, xp) * b._bound + mb * ea) / (mb * room)
-        return xp.where(room > 0, spread, np.inf)
-    x = a._value.astype(np.float64)
-    if ufunc is np.sqrt:
-        root = xp.sqrt(x)
-        spread = xp.minimum(xp.where(root > 0, ea / root, np.inf), xp.sqrt(ea))
-        return xp.where(ea <= x, spread, np.inf)
-    if ufunc is np.exp:
-        return xp.abs(wide) * xp.expm1(ea) * (1 + 2 * LIBM)
-    if ufunc is np.log:
-        return xp.where(ea < x, -xp.log1p(-ea / x) * (1 + 2 * LIBM), np.inf)
-    return xp.minimum(ea, 2.0)                               # sin, cos: 1-Lipschitz, |sin| <= 1
+    a, b = arrays[0], arrays[-1]
+    if len(arrays) == 1 and _zero(a._bound):
+        return 0.0
+    return RULES[ufunc](a, b, value, wide, xp)
 
 
 def _ufunc(ufunc):
@@ -110,17 +144,17 @@ def _ufunc(ufunc):
                             "(float32) TrackedArrays (complex values support + - * abs and the FFTs)")
         if ufunc in (np.maximum, np.minimum):
             value = ufunc(arrays[0]._value, arrays[1]._value)
-            bound = xp.maximum(arrays[0]._bound, arrays[1]._bound)
-            return TrackedArray._wrap(value, rounded_up(bound, value, xp), d, confidence)
+            return TrackedArray._wrap(value, xp.maximum(arrays[0]._bound, arrays[1]._bound), d, confidence)
         with np.errstate(all="ignore"):
             value, wide, relative = _evaluate(ufunc, arrays, xp)
-            exact_op = ufunc in (np.negative, np.positive, np.conjugate) or (ufunc is np.absolute and not arrays[0].is_complex)
-            bound = _propagated(ufunc, arrays, wide, xp)
-            if not exact_op:
-                bound = bound + rounding_error(value, xp, relative)
+            if ufunc in (np.negative, np.positive, np.conjugate) or (ufunc is np.absolute and not arrays[0].is_complex):
+                return TrackedArray._wrap(value, arrays[0]._bound, d, confidence)      # exact
+            bound = rounding_error(value, xp, relative)
+            bound += _propagated(ufunc, arrays, value, wide, xp)
             if ufunc in (np.sin, np.cos):
-                bound = xp.minimum(bound, magnitude(value, xp) + 1)
-            return TrackedArray._wrap(value, rounded_up(bound, value, xp), d, confidence)
+                bound = xp.fmin(bound, magnitude(value, xp) + 1)                 # NaN: |value| + 1
+            bound *= UP
+            return TrackedArray._wrap(value, bound, d, confidence)
     return apply
 
 

@@ -17,6 +17,7 @@ from .core import DEFAULT_CONFIDENCE, TrackedArray
 
 TRACK_MODES = (False, True, "rigorous", "probabilistic")
 _EXACT_INTEGERS = 2 ** 53          # integers up to this convert to float64 exactly
+_ZERO = np.zeros((), np.float64)   # the bound of an exact scalar (read-only use)
 
 
 def _host_or_device(x, op, name):
@@ -41,7 +42,9 @@ def rounded(x, op, name):
         raise TypeError(f"{op}: {name} has dtype {x.dtype}; expected real or complex numbers")
     target = np.complex64 if kind == "c" else np.float32
     if x.dtype in (np.float32, np.float16, np.complex64):
-        return x.astype(target, copy=False), xp.zeros((), np.float64)
+        value = x.astype(target, copy=False)
+        finite = xp.isfinite(value)
+        return value, xp.zeros((), np.float64) if bool(finite.all()) else xp.where(finite, 0.0, np.nan)
     if kind in "iu" and x.size and int(xp.abs(x.astype(np.float64)).max()) > _EXACT_INTEGERS:
         raise TypeError(f"{op}: {name} holds integers beyond 2**53, which float64 cannot hold "
                         "exactly; expected integers of at most 2**53 in magnitude (or float data)")
@@ -49,7 +52,7 @@ def rounded(x, op, name):
     with np.errstate(over="ignore", invalid="ignore"):
         value = wide.astype(target)
         bound = xp.abs(wide - value.astype(wide.dtype))
-    return value, xp.where(xp.isnan(bound), np.inf, bound)
+    return value, bound                        # NaN for NaN or infinite data: unknown
 
 
 def operand(x, op, name, like):
@@ -57,6 +60,8 @@ def operand(x, op, name, like):
     (arrays must already be there; Python data moves), with the bound of its rounding."""
     if isinstance(x, TrackedArray):
         return x
+    if type(x) is float and float(np.float32(x)) == x and device_name(like._value) == "cpu":
+        return TrackedArray._wrap(np.array(x, np.float32), _ZERO, like._dtype, None)
     value, bound = rounded(x, op, name)
     if isinstance(x, (np.ndarray, SplitArray)) or is_cupy(x):
         same_device(op, value, like._value)
@@ -68,7 +73,7 @@ def operand(x, op, name, like):
 def _user_error(error, shape, xp, op):
     """The caller's ``error=``: non-negative numbers (inf allowed) broadcastable to ``shape``."""
     bound = xp.asarray(error, dtype=np.float64) if not isinstance(error, SplitArray) else error._value.astype(np.float64)
-    if bool(xp.isnan(bound).any()) or bool((bound < 0).any()):
+    if bool(xp.isnan(bound).any()) or bool((bound < 0).any()):     # inf: unknown, allowed
         raise ValueError(f"{op}: error must hold non-negative numbers (inf allowed); got {error!r}")
     try:
         return xp.broadcast_to(bound, shape)

@@ -70,7 +70,7 @@ def tracked_sum(a, axis=None, dtype=None, out=None, keepdims=False):
         raise TypeError("sum: dtype and out are not supported for tracked arrays; expected None")
     with np.errstate(over="ignore", invalid="ignore"):
         total, bound, _ = _sum_bound(a, _axes(a, axis, "sum"), keepdims, xp)
-        return TrackedArray._wrap(total, rounded_up(bound, total, xp), a._dtype, a._confidence)
+        return TrackedArray._wrap(total, rounded_up(bound, xp), a._dtype, a._confidence)
 
 
 @implements(np.mean)
@@ -84,4 +84,4 @@ def tracked_mean(a, axis=None, dtype=None, out=None, keepdims=False):
         total, bound, n = _sum_bound(a, axes, keepdims, xp)
         mean = _as_array(np.mean(a._split(), axis=axes, keepdims=keepdims), xp)
         bound = (bound + U * xp.abs(total).astype(np.float64) + ETA) / n + U * xp.abs(mean).astype(np.float64) + ETA
-        return TrackedArray._wrap(mean, rounded_up(bound, mean, xp), a._dtype, a._confidence)
+        return TrackedArray._wrap(mean, rounded_up(bound, xp), a._dtype, a._confidence)

@@ -8,6 +8,12 @@ A bound is computed in float64 from non-negative terms by sums, products and quo
 ``UP``, which covers them, so that the stored float64 bound is never below the real one. Every
 rounding step adds ``ETA``, so no bound of a rounded result is below ``2**-150`` and float64
 products of two bounds (``>= 2**-300``) never underflow.
+
+Inside the layer a NaN bound means "unknown" (from ``inf * 0`` and the like): NaN propagates
+through every rule (sums, products, ``maximum``, comparisons that pick inf) and is read as inf
+(``TrackedArray.error_bound``). A NaN or infinite value always has a NaN or infinite bound: inputs
+are given one (:mod:`splitprec.tracking.inputs`), rounding terms ``U |value|`` are one, and the
+products and FFTs set it (:func:`unknown_where_not_finite`).
 """
 import numpy as np
 
@@ -21,20 +27,32 @@ SQRT2 = 1.4142135623730951 * (1 + 2.0 ** -52)      # sqrt(2), rounded up
 
 def magnitude(v, xp):
     """``|v|`` of a float32 or complex64 array as float64 (exact for float32)."""
-    return xp.abs(v).astype(np.float64) if v.dtype != np.complex64 else xp.abs(v.astype(np.complex128))
+    if v.dtype == np.complex64:
+        return xp.abs(v.astype(np.complex128))
+    wide = v.astype(np.float64)
+    return xp.abs(wide, out=wide)
 
 
 def rounding_error(value, xp, relative=U):
     """``relative * |value| + ETA`` (``SQRT2 * ETA`` for complex values): a bound on the rounding
-    of ``value`` from the real result (module docstring)."""
-    eta = ETA * SQRT2 if value.dtype == np.complex64 else ETA
-    return magnitude(value, xp) * relative + eta
+    of ``value`` from the real result (module docstring); a new float64 array."""
+    r = magnitude(value, xp)
+    r *= relative
+    r += ETA * SQRT2 if value.dtype == np.complex64 else ETA
+    return r
 
 
-def rounded_up(bound, value, xp):
-    """``bound`` (float64, from at most ``ROUNDINGS`` roundings) times ``UP``, inf where it is NaN
-    (an unknowable term such as ``inf * 0``) or where ``value`` is not finite (overflow, NaN)."""
-    bound = xp.multiply(bound, UP)
-    bound = xp.where(bound <= np.inf, bound, np.inf)
+def rounded_up(bound, xp):
+    """``bound`` (float64, from at most ``ROUNDINGS`` roundings) times ``UP``."""
+    return xp.multiply(bound, UP)
+
+
+def unknown_where_not_finite(bound, value, xp):
+    """``bound`` with NaN (unknown) where ``value`` is NaN or infinite (overflow, NaN inputs)."""
     finite = xp.isfinite(value)
-    return bound if bool(finite.all()) else xp.where(finite, bound, np.inf)
+    return bound if bool(finite.all()) else xp.where(finite, bound, np.nan)
+
+
+def readable(bound, xp):
+    """``bound`` as the caller reads it: a new array, unknown (NaN) entries as inf."""
+    return xp.where(xp.isnan(bound), np.inf, bound)

@@ -18,7 +18,7 @@ import numpy as np
 from .._backend import namespace
 from .._fft_lines import _norm_factor, axis_index, length
 from .core import TrackedArray, implements
-from .rounding import magnitude, rounded_up
+from .rounding import magnitude, rounded_up, unknown_where_not_finite
 
 _SUPPORTED = {("c2c", False): "fft", ("c2c", True): "ifft", ("r2c", False): "rfft"}
 
@@ -68,7 +68,7 @@ def transform(a, n, axis, *, norm, out, dtype, inverse, kind, op, hermitian):
         norms = xp.sqrt(xp.sum(magnitude(v, xp) ** 2, axis=-1, keepdims=True) * size) * size
         spread = xp.sum(e, axis=-1, keepdims=True) * size
         bound = beta * c * np.sqrt(n) * (1 + 2.0 ** -52) * norms + c * spread
-        bound = rounded_up(xp.broadcast_to(bound, y.shape), y, xp)
+        bound = unknown_where_not_finite(rounded_up(xp.broadcast_to(bound, y.shape), xp), y, xp)
     return TrackedArray._wrap(xp.moveaxis(y, -1, axis), xp.moveaxis(bound, -1, axis), d, a._confidence)
 
 
