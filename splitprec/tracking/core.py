@@ -39,6 +39,8 @@ class TrackedArray(NDArrayOperatorsMixin):
         """A TrackedArray over ``value`` and float64 ``bound`` (same shape, no copies);
         ``confidence`` None for a rigorous bound."""
         new = cls.__new__(cls)
+        value = np.asarray(value) if isinstance(value, np.generic) else value       # numpy's 0-d results
+        bound = np.asarray(bound, dtype=np.float64) if isinstance(bound, (np.generic, float)) else bound
         new._value, new._dtype, new._confidence, new._cache = value, d, confidence, {}
         new._bound = bound if bound.shape == value.shape else namespace(value).broadcast_to(bound, value.shape)
         return new

@@ -67,8 +67,9 @@ def _evaluate(ufunc, arrays, xp):
     """``(value, wide result or None, relative rounding)`` of ``ufunc`` on the operands' values."""
     values = [a._value for a in arrays]
     if xp is np and ufunc in _FLOAT32_EXACT and all(v.dtype == np.float32 for v in values):
-        return ufunc(*values), None, U
+        return np.asarray(ufunc(*values)), None, U
     wide = ufunc(*[_wide(v, xp) for v in values])
+    wide = xp.asarray(wide)
     return _narrow(wide, xp), wide, _WIDE_RELATIVE + (LIBM if ufunc in (np.exp, np.log, np.sin, np.cos) else 0)
 
 

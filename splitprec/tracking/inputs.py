@@ -135,7 +135,7 @@ def asarray(x, dtype=None, *, device=None, track_error=False, error=None, confid
     >>> import splitprec as sp
     >>> x = sp.asarray([0.1, 2.0], dtype="bf16x9", track_error=True)
     >>> x.error_bound                                  # 0.1 rounded to float32; 2.0 exact
-    array([1.49011612e-09, 0.00000000e+00])
+    array([1.49011611e-09, 0.00000000e+00])
     >>> y = (x * x).sum()
     >>> bool(abs(float(y.value) - 4.01) <= float(y.error_bound))
     True
