@@ -1,7 +1,8 @@
 """Command line: ``splitprec report [--quick | --level L] [--schemes ...] [--ops gemm,fft,rfft] [--sizes ...]``.
 
 Runs the accuracy suite on the CPU engine (and on the GPU engine when cupy sees a device, then
-also comparing the two), prints a summary table last, writes report.md, report.html,
+also comparing the two), adds the tightness of tracked error bounds (accuracy.tracking_report),
+prints a summary table last, writes report.md, report.html,
 report.json and PNG plots into --out (open report.html), and exits with status 1 naming the
 case if any bound is violated. The float32-target schemes run on float32 cases and FFT signals
 against float32 BLAS and a float32 FFT; the fp64 schemes ozaki2_int8x12..18 run on float64 GEMM

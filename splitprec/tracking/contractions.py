@@ -21,15 +21,14 @@ from ..array.core import SplitArray, promote
 from ..linalg import _scheme as linalg_scheme
 from .core import UFUNCS, TrackedArray, implements
 from .inputs import operand
-from .rounding import rounded_up, unknown_where_not_finite
+from .rounding import magnitude, rounded_up, unknown_where_not_finite
 
 
 def _magnitude(x):
     """``|x|`` in float64 with non-finite entries as 0, kept with ``x`` (it is immutable)."""
     if "magnitude" not in x._cache:
         xp = namespace(x._value)
-        with np.errstate(invalid="ignore"):
-            x._cache["magnitude"] = xp.where(xp.isfinite(x._value), xp.abs(x._value), 0).astype(np.float64)
+        x._cache["magnitude"] = xp.where(xp.isfinite(x._value), magnitude(x._value, xp), 0.0)
     return x._cache["magnitude"]
 
 

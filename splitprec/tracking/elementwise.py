@@ -44,9 +44,8 @@ def _narrow(w, xp):
     if xp is np:
         return w.astype(np.complex64 if w.dtype == np.complex128 else np.float32)
     if w.dtype == np.complex128:
-        out = xp.empty(w.shape, np.complex64)
-        out.real, out.imag = narrow(w.real.copy()), narrow(w.imag.copy())
-        return out
+        pairs = xp.stack([narrow(w.real.copy()), narrow(w.imag.copy())], axis=-1)
+        return pairs.view(np.complex64)[..., 0]
     return narrow(w)
 
 

@@ -17,6 +17,8 @@ products and FFTs set it (:func:`unknown_where_not_finite`).
 """
 import numpy as np
 
+from ..formats import widen
+
 U = 2.0 ** -24                 # float32 round to nearest
 ETA = 2.0 ** -150              # float32 subnormal rounding (absolute)
 ROUNDINGS = 30
@@ -26,10 +28,11 @@ SQRT2 = 1.4142135623730951 * (1 + 2.0 ** -52)      # sqrt(2), rounded up
 
 
 def magnitude(v, xp):
-    """``|v|`` of a float32 or complex64 array as float64 (exact for float32)."""
+    """``|v|`` of a float32 or complex64 array as float64 (exact for float32; on the GPU widened
+    bit by bit, since cupy's float32 casts flush subnormals)."""
     if v.dtype == np.complex64:
-        return xp.abs(v.astype(np.complex128))
-    wide = v.astype(np.float64)
+        return xp.abs(v.astype(np.complex128) if xp is np else widen(v.real.copy()) + 1j * widen(v.imag.copy()))
+    wide = v.astype(np.float64) if xp is np else widen(v)
     return xp.abs(wide, out=wide)
 
 
