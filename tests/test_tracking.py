@@ -8,7 +8,7 @@ import pytest
 
 import splitprec as sp
 from splitprec.accuracy import exact_dft, exact_matmul, fft_bound, gemm_bound
-from splitprec.accuracy.tracking_report import ELEMENTWISE, WITH_PRODUCTS, chain_tightness
+from splitprec.accuracy.tracking_report import ELEMENTWISE, WITH_PRODUCTS, chain_tightness, section
 
 RNG = np.random.default_rng(0)
 
@@ -164,3 +164,16 @@ def test_elementwise_chain_median_bound_is_within_100x_the_actual_error():
 def test_chain_with_products_bound_is_not_vacuous():
     """The bound stays within 1000x (measured ~250x, docs/tracking.md) of the actual error."""
     assert chain_tightness(WITH_PRODUCTS, shape=(8, 64))[-1][1] <= 1000
+
+
+def test_scalar_results_of_numpy_ufuncs_stay_tracked_regression():
+    """numpy's ufuncs return scalars for 0-d operands; the rules need arrays (a CG step failed)."""
+    x = tracked([1.0, 2.0])
+    ratio = (x * x).sum() / (x * x).sum()
+    assert ratio.shape == () and ratio.value == 1 and 0 < ratio.error_bound < 2 ** -20
+
+
+def test_report_section_lists_every_step_of_both_chains():
+    text = section()
+    assert "elementwise:" in text and "with products:" in text
+    assert sum(line.strip().startswith(("1 ", "10 ")) for line in text.splitlines()) == 4

@@ -74,7 +74,7 @@ def matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul"):
     with np.errstate(over="ignore", invalid="ignore"):
         bound = gemm_envelope(va, vb, d, "cpu" if xp is np else "gpu", magnitudes=(ma, mb),
                               kind="rigorous" if confidence is None else "probabilistic",
-                              confidence=confidence or 0.5)
+                              confidence=confidence or 0.5)          # (ignored when rigorous)
         bound = bound + _propagated(ma, ea, mb, eb, xp)
         bound = unknown_where_not_finite(rounded_up(bound.reshape(value.shape), xp), value, xp)
     return TrackedArray._wrap(value, bound, d, confidence)

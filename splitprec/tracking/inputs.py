@@ -72,7 +72,7 @@ def operand(x, op, name, like):
 
 def _user_error(error, shape, xp, op):
     """The caller's ``error=``: non-negative numbers (inf allowed) broadcastable to ``shape``."""
-    bound = xp.asarray(error, dtype=np.float64) if not isinstance(error, SplitArray) else error._value.astype(np.float64)
+    bound = xp.asarray(error, dtype=np.float64)
     if bool(xp.isnan(bound).any()) or bool((bound < 0).any()):     # inf: unknown, allowed
         raise ValueError(f"{op}: error must hold non-negative numbers (inf allowed); got {error!r}")
     try:

@@ -37,7 +37,7 @@ def _line_factor(v, d, name, norm, confidence, xp):
     host = v if xp is np else v.get()
     engine = "cpu" if xp is np else "gpu"
     kind = "rigorous" if confidence is None else "probabilistic"
-    options = dict(norm=norm, kind=kind, confidence=confidence or 0.5)
+    options = dict(norm=norm, kind=kind, confidence=confidence or 0.5)      # (ignored when rigorous)
     if name == "rfft":
         beta = accuracy.rfft_bound(host, d, engine, **options)
     else:
