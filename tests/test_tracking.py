@@ -177,3 +177,53 @@ def test_report_section_lists_every_step_of_both_chains():
     text = section()
     assert "elementwise:" in text and "with products:" in text
     assert sum(line.strip().startswith(("1 ", "10 ")) for line in text.splitlines()) == 4
+
+
+def test_einsum_of_three_operands_covers_the_exact_result():
+    a, b, c = (RNG.standard_normal(s).astype(np.float32) for s in ((3, 5), (5, 4), (4, 2)))
+    result = np.einsum("ij,jk,kl->li", tracked(a), tracked(b), tracked(c))
+    exact = exact_matmul(exact_matmul(a, b).astype(np.float64), c.astype(np.float64)).T
+    assert result.shape == (2, 3)
+    assert (np.abs(result.value - exact) <= result.error_bound * (1 + 2.0 ** -40)).all()
+
+
+def test_einsum_rejects_a_label_summed_in_one_operand():
+    with pytest.raises(ValueError, match=r"^einsum: tracked operands of 'ij,jk->k' repeat a label"):
+        np.einsum("ij,jk->k", tracked(np.ones((2, 3))), tracked(np.ones((3, 4))))
+
+
+@pytest.mark.parametrize("n", [16, 40])
+def test_fft_with_n_crops_or_pads_and_covers_the_exact_transform(n):
+    x = RNG.standard_normal(24).astype(np.float32)
+    y = sp.fft.fft(tracked(x), n=n)
+    line = np.zeros(n, np.float32)
+    line[:min(n, 24)] = x[:n]
+    assert y.shape == (n,) and (np.abs(y.value - exact_dft(line)) <= y.error_bound).all()
+
+
+def test_complex_products_cover_the_exact_result():
+    x = RNG.standard_normal(32).astype(np.float32)
+    spectrum = sp.fft.fft(tracked(x))
+    scaled = spectrum * spectrum.conj() * 0.25               # |X|^2 / 4, complex arithmetic
+    exact = np.abs(exact_dft(x)) ** 2 / 4
+    assert scaled.is_complex and (np.abs(scaled.value - exact) <= scaled.error_bound).all()
+
+
+def test_schemes_of_tracked_operands_promote_as_split_arrays_do():
+    x = sp.asarray([1.0], dtype="bf16x3", track_error=True) + sp.asarray([1.0], dtype="bf16x9", track_error=True)
+    assert x.dtype.name == (sp.asarray([1.0], dtype="bf16x3") + sp.asarray([1.0], dtype="bf16x9")).dtype.name
+
+
+def test_where_takes_each_entry_and_its_bound_from_the_chosen_operand():
+    x = sp.asarray(np.array([0.1, 0.2]), track_error=True)
+    y = tracked([5.0, 6.0]) * 3.0
+    chosen = np.where(np.array([True, False]), x, y)
+    assert chosen.value.tolist() == [x.value[0], y.value[1]]
+    assert chosen.error_bound.tolist() == [x.error_bound[0], y.error_bound[1]]
+
+
+def test_untracked_gives_the_values_as_a_split_array():
+    x = tracked([1.0, 2.0]) * 2.0
+    assert type(x.untracked) is sp.SplitArray and np.asarray(x.untracked).tolist() == [2.0, 4.0]
+    with pytest.raises(TypeError, match=r"^untracked: the values are complex64"):
+        sp.fft.fft(x).untracked

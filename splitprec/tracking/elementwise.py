@@ -142,8 +142,9 @@ def _ufunc(ufunc):
         if ufunc in _REAL_ONLY and any(a.is_complex for a in arrays):
             raise TypeError(f"{op}: tracked complex values are not supported here; expected real "
                             "(float32) TrackedArrays (complex values support + - * abs and the FFTs)")
-        if ufunc in (np.maximum, np.minimum):
-            value = ufunc(arrays[0]._value, arrays[1]._value)
+        if ufunc in (np.maximum, np.minimum):                   # exact (in float64 on the GPU: no flush)
+            value = ufunc(arrays[0]._value, arrays[1]._value) if xp is np else \
+                _narrow(ufunc(*[_wide(a._value, xp) for a in arrays]), xp)
             return TrackedArray._wrap(value, xp.maximum(arrays[0]._bound, arrays[1]._bound), d, confidence)
         with np.errstate(all="ignore"):
             value, wide, relative = _evaluate(ufunc, arrays, xp)
