@@ -3,7 +3,8 @@ entry of every tree lies within value +- error_bound.
 
 Hypothesis draws TREES_IN_CI trees (depth <= 6) of the tracked operations (elementwise, where,
 sums and means over the last axis, products by a matrix, a reversed axis) on float32 and float64
-inputs spanning float32's binades, shapes up to 64 entries. Each node is evaluated exactly:
+inputs spanning float32's binades (some with a caller's ``error=`` and the exact value at an end or
+inside of that interval), shapes up to 64 entries. Each node is evaluated exactly:
 rational operations in fractions.Fraction, sqrt/exp/log/sin/cos in a local mpmath context at
 3000 bits. An entry whose exact value is undefined (a division by 0, log of a non-positive
 number, sqrt of a negative one) must have an infinite bound; entries below a node whose bound is
@@ -163,15 +164,25 @@ def _binades(draw, shape, dtype):
     return (rng.standard_normal(shape) * 2.0 ** rng.integers(-span, span + 1, shape)).astype(dtype)
 
 
+def _leaf(draw, shape, scheme):
+    """A tracked input and its exact value: float32 data (exact), float64 data (rounded), or float32
+    data with ``error=`` and the exact value at an end, the middle or inside of that interval."""
+    kind = draw(st.sampled_from(["float32", "float64", "interval"]))
+    data = _binades(draw, shape, np.float64 if kind == "float64" else np.float32)
+    if kind != "interval":
+        return sp.asarray(data, dtype=scheme, track_error=True), _exact_input(data)
+    error = np.abs(data.astype(np.float64)) * 2.0 ** -draw(st.integers(1, 40)) + draw(st.sampled_from([0.0, 2.0 ** -140]))
+    where = Fraction(draw(st.sampled_from([-1, 1, 0, Fraction(1, 3), Fraction(-7, 8)])))
+    exact = _exact_input(data) + np.frompyfunc(lambda e: Fraction(e) * where, 1, 1)(error)
+    return sp.asarray(data, dtype=scheme, track_error=True, error=error), exact
+
+
 @st.composite
 def problems(draw):
     rows, cols = draw(st.integers(1, 8)), draw(st.integers(1, 8))
     shape = (rows, cols)
     scheme = draw(st.sampled_from(SCHEMES))
-    leaves = []
-    for _ in range(4):
-        data = _binades(draw, shape, draw(st.sampled_from([np.float32, np.float64])))
-        leaves.append((sp.asarray(data, dtype=scheme, track_error=True), _exact_input(data)))
+    leaves = [_leaf(draw, shape, scheme) for _ in range(4)]
     matrices = []
     for _ in range(2):
         data = _binades(draw, (cols, cols), np.float32)

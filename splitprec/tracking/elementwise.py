@@ -30,6 +30,7 @@ _FLOAT32_EXACT = frozenset([np.add, np.subtract, np.multiply, np.divide, np.sqrt
                             np.positive, np.absolute])        # IEEE: rounded once, or exact
 _REAL_ONLY = frozenset([np.divide, np.sqrt, np.exp, np.log, np.sin, np.cos, np.maximum, np.minimum])
 _WIDE_RELATIVE = U + 2.0 ** -50      # float64 (complex128) evaluation, then one rounding
+_LIBRARY = frozenset([np.exp, np.log, np.sin, np.cos, np.absolute])   # float64 library functions (hypot)
 
 
 def _wide(v, xp):
@@ -69,7 +70,7 @@ def _evaluate(ufunc, arrays, xp):
         return np.asarray(ufunc(*values)), None, U
     wide = ufunc(*[_wide(v, xp) for v in values])
     wide = xp.asarray(wide)
-    return _narrow(wide, xp), wide, _WIDE_RELATIVE + (LIBM if ufunc in (np.exp, np.log, np.sin, np.cos) else 0)
+    return _narrow(wide, xp), wide, _WIDE_RELATIVE + (LIBM if ufunc in _LIBRARY else 0)
 
 
 def _zero(bound):
@@ -113,7 +114,7 @@ def _exp_rule(a, b, value, wide, xp):
 
 def _log_rule(a, b, value, wide, xp):
     """``-log1p(-r) <= r / (1 - r)`` with ``r = E / a^``, inf unless ``r < 1``."""
-    r = a._bound / a._value.astype(np.float64)
+    r = a._bound / a._value.astype(np.float64) * (1 + 2.0 ** -52)     # rounded up: 1 - r may cancel
     return xp.where((r < 1) & (r >= 0), r / (1 - r), np.inf)
 
 
