@@ -227,3 +227,22 @@ def test_untracked_gives_the_values_as_a_split_array():
     assert type(x.untracked) is sp.SplitArray and np.asarray(x.untracked).tolist() == [2.0, 4.0]
     with pytest.raises(TypeError, match=r"^untracked: the values are complex64"):
         sp.fft.fft(x).untracked
+
+
+def test_dask_arrays_are_tracked_chunk_by_chunk():
+    da = pytest.importorskip("dask.array")
+    data = RNG.uniform(1, 2, (8, 6)).astype(np.float32)
+    x = sp.asarray(da.from_array(data, chunks=(4, 3)), dtype="bf16x9", track_error=True)
+    y = (x * x + 1.0) / 3.0
+    total, product = y.sum(axis=0).compute(scheduler="sync"), (x @ x.T).compute(scheduler="sync")
+    assert isinstance(total, sp.TrackedArray) and isinstance(product, sp.TrackedArray)
+    exact = [sum((Fraction(float(v)) ** 2 + 1) / 3 for v in column) for column in data.T]
+    assert all(abs(Fraction(float(t)) - e) <= Fraction(float(b))
+               for t, e, b in zip(total.value, exact, total.error_bound))
+    assert (np.abs(product.value - exact_matmul(data, data.T)) <= product.error_bound).all()
+
+
+def test_dask_error_must_be_a_scalar():
+    da = pytest.importorskip("dask.array")
+    with pytest.raises(TypeError, match=r"^asarray: error= of a dask array must be a scalar bound"):
+        sp.asarray(da.ones((4,), chunks=2, dtype=np.float32), track_error=True, error=np.ones(4))

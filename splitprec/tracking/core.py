@@ -156,13 +156,24 @@ class TrackedArray(NDArrayOperatorsMixin):
         """The complex conjugate (exact), bounds alike."""
         return np.conjugate(self)
 
-    def sum(self, axis=None, keepdims=False):
+    def sum(self, axis=None, dtype=None, keepdims=False):
         """Compensated sum (:mod:`splitprec.tracking.reductions`)."""
-        return np.sum(self, axis=axis, keepdims=keepdims)
+        return np.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
 
-    def mean(self, axis=None, keepdims=False):
+    def mean(self, axis=None, dtype=None, keepdims=False):
         """Mean from the compensated sum (:mod:`splitprec.tracking.reductions`)."""
-        return np.mean(self, axis=axis, keepdims=keepdims)
+        return np.mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def astype(self, dtype, copy=True):
+        """The array itself for float32 (or its scheme); other dtypes would drop the bound: TypeError."""
+        if np.dtype(dtype) != np.float32 or self.is_complex:
+            raise TypeError(f"astype: a TrackedArray of {self._value.dtype} values keeps its dtype; got "
+                            f"{dtype!r} (take x.value.astype(...) to leave tracking explicitly)")
+        return self
+
+    def squeeze(self, axis=None):
+        """The array without (the given) length-one axes, bounds alike."""
+        return np.squeeze(self, axis=axis)
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError("TrackedArray.__array__: converting to a numpy array would drop the error "
@@ -170,6 +181,8 @@ class TrackedArray(NDArrayOperatorsMixin):
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         op = ufunc.__name__
+        if kwargs.get("dtype", np.float32) is not None and np.dtype(kwargs.get("dtype", np.float32)) == np.float32:
+            kwargs.pop("dtype", None)                 # float32 (or the scheme, as dask passes it): the default
         if method != "__call__" or out is not None or kwargs:
             raise TypeError(f"{op}: tracked arrays take plain calls only (no ufunc methods, out= "
                             f"or options; got method {method!r}, options {sorted(kwargs) + (['out'] if out else [])})")

@@ -6,6 +6,7 @@ to nearest float32 (complex64) and enter with the exact rounding error ``|x - fl
 bound (the difference of a double and its nearest float is itself a double), so nothing is rounded
 without the bound saying so. ``error=`` adds a bound the caller knows for the given data.
 """
+import functools
 import numbers
 
 import numpy as np
@@ -91,6 +92,18 @@ def _confidence(track_error, confidence, op):
     return confidence if track_error == "probabilistic" else None
 
 
+def _dask_blocks(x, dtype, device, track_error, error, confidence, op):
+    """A dask array of TrackedArray chunks (elementwise operations, ``sum``, ``mean`` and dask's
+    own ``@`` then run chunk by chunk; docs/tracking.md); ``error`` must be a scalar."""
+    from dask.array.utils import meta_from_array
+    if error is not None and np.ndim(error) != 0:
+        raise TypeError(f"{op}: error= of a dask array must be a scalar bound; got an array of shape "
+                        f"{np.shape(error)}")
+    options = dict(device=device, track_error=track_error, error=error, confidence=confidence or DEFAULT_CONFIDENCE)
+    meta = asarray(meta_from_array(x), dtype, **options)
+    return x.map_blocks(functools.partial(asarray, dtype=meta.dtype, **options), meta=meta)
+
+
 def asarray(x, dtype=None, *, device=None, track_error=False, error=None, confidence=DEFAULT_CONFIDENCE):
     """A SplitArray of scheme ``dtype`` holding ``x``, or with ``track_error`` a TrackedArray.
 
@@ -116,13 +129,13 @@ def asarray(x, dtype=None, *, device=None, track_error=False, error=None, confid
     Returns
     -------
     SplitArray, or TrackedArray (``track_error``); see :func:`splitprec.array.asarray` for the
-    untracked rules, including dask input.
+    untracked rules. A dask array ``x`` gives a dask array of SplitArray (TrackedArray) chunks.
 
     Raises
     ------
     TypeError
         Untracked: data float32 cannot hold exactly. Both: complex data untracked, non-numeric
-        data, integers beyond 2**53 (tracked), dask input (tracked).
+        data, integers beyond 2**53 (tracked), an array ``error`` with dask input.
     ValueError
         Unknown scheme, device or ``track_error``; ``error`` without tracking, negative or NaN
         ``error``, ``confidence`` outside (0, 1).
@@ -148,8 +161,7 @@ def asarray(x, dtype=None, *, device=None, track_error=False, error=None, confid
                              "expected error=None for an untracked SplitArray")
         return split_asarray(x, dtype, device=device)
     if is_dask(x):
-        raise TypeError(f"{op}: track_error is not supported for dask arrays; expected a numpy or "
-                        "cupy array (track each block's result instead)")
+        return _dask_blocks(x, dtype, device, track_error, error, confidence, op)
     if isinstance(x, TrackedArray):
         d = x._dtype if dtype is None else scheme(dtype, op)
         value, bound = move(x._value, device, op), move(x._bound, device, op)

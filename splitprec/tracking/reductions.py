@@ -64,10 +64,11 @@ def _checked(x, op):
 
 @implements(np.sum)
 def tracked_sum(a, axis=None, dtype=None, out=None, keepdims=False):
-    """``np.sum`` of a real TrackedArray (module docstring); ``dtype`` and ``out`` must be None."""
+    """``np.sum`` of a real TrackedArray (module docstring); ``dtype`` None or float32, ``out`` None."""
     xp = _checked(a, "sum")
-    if dtype is not None or out is not None:
-        raise TypeError("sum: dtype and out are not supported for tracked arrays; expected None")
+    if (dtype is not None and np.dtype(dtype) != np.float32) or out is not None:
+        raise TypeError(f"sum: dtype={dtype!r} and out= are not supported for tracked arrays; "
+                        "expected dtype None (or float32, as dask passes it) and out None")
     with np.errstate(over="ignore", invalid="ignore"):
         total, bound, _ = _sum_bound(a, _axes(a, axis, "sum"), keepdims, xp)
         return TrackedArray._wrap(total, rounded_up(bound, xp), a._dtype, a._confidence)
@@ -75,10 +76,11 @@ def tracked_sum(a, axis=None, dtype=None, out=None, keepdims=False):
 
 @implements(np.mean)
 def tracked_mean(a, axis=None, dtype=None, out=None, keepdims=False):
-    """``np.mean`` of a real TrackedArray (module docstring); ``dtype`` and ``out`` must be None."""
+    """``np.mean`` of a real TrackedArray (module docstring); ``dtype`` None or float32, ``out`` None."""
     xp = _checked(a, "mean")
-    if dtype is not None or out is not None:
-        raise TypeError("mean: dtype and out are not supported for tracked arrays; expected None")
+    if (dtype is not None and np.dtype(dtype) != np.float32) or out is not None:
+        raise TypeError(f"mean: dtype={dtype!r} and out= are not supported for tracked arrays; "
+                        "expected dtype None (or float32, as dask passes it) and out None")
     axes = _axes(a, axis, "mean")
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         total, bound, n = _sum_bound(a, axes, keepdims, xp)
