@@ -17,8 +17,11 @@ plus the rounding of the result, ``U |value| + ETA`` (:mod:`splitprec.tracking.r
 CPU ``+ - * / sqrt`` and ``maximum minimum`` are numpy's float32 operations (correctly rounded,
 the untracked values bit for bit); transcendental functions, complex arithmetic and everything
 on the GPU are evaluated in float64 (complex128) and rounded once (``LIBM`` covers the float64
-function's own error, and ``sin``/``cos`` bounds are capped at ``|value| + 1``).
+function's own error, and ``sin``/``cos`` bounds are capped at ``|value| + 1``). Large operations
+on the CPU run in blocks of ``BLOCK`` entries (the same arithmetic, entry by entry).
 """
+import math
+
 import numpy as np
 
 from ..formats import narrow, widen
@@ -57,11 +60,11 @@ def _operands(inputs, op):
     xp, d, confidence = context(arrays, op)
     shapes = [a.shape for a in arrays]
     try:
-        np.broadcast_shapes(*shapes)
+        shape = shapes[0] if len(set(shapes)) == 1 else np.broadcast_shapes(*shapes)
     except ValueError:
         raise ValueError(f"{op}: operands of shapes {', '.join(map(str, shapes))} do not broadcast; "
                          "expected shapes compatible under numpy's rules") from None
-    return arrays, xp, d, confidence
+    return arrays, xp, d, confidence, shape
 
 
 def _evaluate(ufunc, arrays, xp):
@@ -168,7 +171,7 @@ def _blocked(ufunc, arrays, shape, d, confidence):
     bounds = [_flat(np.broadcast_to(a._bound, shape), shape) for a in arrays]
     if any(v is None for v in values + bounds):
         return None
-    size = int(np.prod(shape))
+    size = math.prod(shape)
     dtype = np.result_type(*[v.dtype for v in values]) if ufunc is not np.absolute else values[0].real.dtype
     out_value, out_bound = np.empty(size, dtype), np.empty(size, np.float64)
     for start in range(0, size, BLOCK):
@@ -182,13 +185,12 @@ def _ufunc(ufunc):
     op = ufunc.__name__
 
     def apply(*inputs):
-        arrays, xp, d, confidence = _operands(inputs, op)
+        arrays, xp, d, confidence, shape = _operands(inputs, op)
         if ufunc in _REAL_ONLY and any(a.is_complex for a in arrays):
             raise TypeError(f"{op}: tracked complex values are not supported here; expected real "
                             "(float32) TrackedArrays (complex values support + - * abs and the FFTs)")
-        shape = np.broadcast_shapes(*[a.shape for a in arrays])
         with np.errstate(all="ignore"):
-            if xp is np and int(np.prod(shape)) >= 4 * BLOCK:
+            if xp is np and math.prod(shape) >= 4 * BLOCK:
                 result = _blocked(ufunc, arrays, shape, d, confidence)
                 if result is not None:
                     return result
@@ -218,6 +220,6 @@ def where(condition, x, y):
     if isinstance(condition, TrackedArray) or getattr(condition, "dtype", None) != np.bool_:
         raise TypeError(f"where: condition must be a bool numpy/cupy array, got "
                         f"{type(condition).__name__} of dtype {getattr(condition, 'dtype', None)}")
-    arrays, xp, d, confidence = _operands((x, y), "where")
+    arrays, xp, d, confidence, _ = _operands((x, y), "where")
     value = xp.where(condition, arrays[0]._value, arrays[1]._value)
     return TrackedArray._wrap(value, xp.where(condition, arrays[0]._bound, arrays[1]._bound), d, confidence)
