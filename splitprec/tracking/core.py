@@ -181,8 +181,9 @@ class TrackedArray(NDArrayOperatorsMixin):
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         op = ufunc.__name__
-        if kwargs.get("dtype", np.float32) is not None and np.dtype(kwargs.get("dtype", np.float32)) == np.float32:
-            kwargs.pop("dtype", None)                 # float32 (or the scheme, as dask passes it): the default
+        dtype = kwargs.pop("dtype", None)
+        if dtype is not None and np.dtype(dtype) != np.float32:    # float32 or the scheme (dask): the default
+            kwargs["dtype"] = dtype
         if method != "__call__" or out is not None or kwargs:
             raise TypeError(f"{op}: tracked arrays take plain calls only (no ufunc methods, out= "
                             f"or options; got method {method!r}, options {sorted(kwargs) + (['out'] if out else [])})")
