@@ -5,6 +5,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import splitprec as sp
 from splitprec.accuracy import exact_dft, exact_matmul, fft_bound, gemm_bound
@@ -246,3 +247,24 @@ def test_dask_error_must_be_a_scalar():
     da = pytest.importorskip("dask.array")
     with pytest.raises(TypeError, match=r"^asarray: error= of a dask array must be a scalar bound"):
         sp.asarray(da.ones((4,), chunks=2, dtype=np.float32), track_error=True, error=np.ones(4))
+
+
+@settings(max_examples=60, deadline=None)
+@given(lines=st.integers(1, 3), size=st.integers(1, 40), resize=st.sampled_from([None, -5, 7]),
+       name=st.sampled_from(["fft", "ifft", "rfft"]), norm=st.sampled_from([None, "ortho", "forward"]),
+       scheme=st.sampled_from(["bf16x9", "tf32x3", "bf16x3"]), span=st.integers(0, 60), seed=st.integers(0, 2 ** 16))
+def test_fft_of_rounded_inputs_covers_the_exact_transform(lines, size, resize, name, norm, scheme, span, seed):
+    rng = np.random.default_rng(seed)
+    data = rng.standard_normal((lines, size)) * 2.0 ** rng.integers(-span, span + 1, (lines, size))
+    n = None if resize is None else max(size + resize, 1)
+    y = getattr(sp.fft, name)(sp.asarray(data, dtype=scheme, track_error=True), n=n, norm=norm)
+    length = size if n is None else n
+    padded = np.zeros((lines, length))
+    padded[:, :min(size, length)] = data[:, :length]
+    exact = np.array([exact_dft(line) for line in padded])
+    inverse = name == "ifft"
+    factor = {None: 1 / length if inverse else 1.0, "ortho": length ** -0.5,
+              "forward": 1.0 if inverse else 1 / length}[norm]          # numpy's norm factors
+    exact = (np.conj(exact) if inverse else exact) * factor            # the input is real
+    exact = exact[:, :length // 2 + 1] if name == "rfft" else exact
+    assert (np.abs(y.value - exact) <= y.error_bound).all()
