@@ -136,8 +136,8 @@ def _raw_fftn(a, s, axes, *, norm, out, dtype, inverse, real, op):
     ``axes`` is the real axis (rfft first forward, irfft last inverse)."""
     tracked = getattr(type(a), "__splitprec_fft__", None)
     if tracked is not None:
-        return tracked(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=inverse, kind="nd", op=op,
-                       hermitian=False)
+        return tracked(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=inverse,
+                       kind="nd-real" if real else "nd", op=op, hermitian=False)
     d = scheme(dtype, op)
     (x,), back = read(op, a=a)
     x = operand(x, op, real=real and not inverse)
