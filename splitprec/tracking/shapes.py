@@ -50,8 +50,7 @@ def _real(val):
 def _imag(val):
     if val.is_complex:
         return _same(val, lambda v: v.imag.copy())
-    zeros = val._value * 0 if val.size == 0 else np.zeros_like(val._value)
-    return TrackedArray._wrap(zeros, np.zeros_like(val._bound), val._dtype, val._confidence)
+    return TrackedArray._wrap(np.zeros_like(val._value), np.zeros_like(val._bound), val._dtype, val._confidence)
 
 
 def _join(name):
