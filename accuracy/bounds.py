@@ -79,26 +79,37 @@ def _pow2_scale(mag, d, axis):
     return np.where(peak > 0, np.ldexp(1.0, (e - 1 - top).astype(np.int32)), 1.0)
 
 
+def split_coefficients(d, top):
+    """``(c, eta, split_error, rho)``: the constants of :func:`_split_terms` for elements in
+    (``top``) or below the top binade; ``c[p] * |x| + eta[p] * scale`` bounds the p-th
+    residual (``p <= terms``) and ``split_error * |x| + rho * scale`` the split's."""
+    fmt, u, t = d.format, d.part_bound, d.terms
+    c = 2 * u if top else u
+    eta = [0.0]
+    for p in range(t):
+        eta.append(max(u * eta[-1], fmt.smallest_subnormal / 2 * 2.0 ** (-p * d.shift)))
+    rescale_loss = ETA32 if d.scaling == "pow2" else 0.0     # fl32(x * 2**-e) may go subnormal
+    split_error = d.split_error_toward_zero if top else d.split_error
+    return [c ** p for p in range(t + 1)], eta, split_error, eta[t] + rescale_loss
+
+
+def top_binade(mag, d, scale):
+    """Where the split rounds toward zero: the top part could round past the base format's range
+    or, once unscaled, past float32's (counted for the whole top binade of either)."""
+    return ((mag / scale) >= 2.0 ** d.format.emax) | (mag >= 2.0 ** 127)
+
+
 def _split_terms(mag, d, scale):
     """Bounds on the parts and on the split residual of each element (section "Split").
 
     Returns ``(parts, residual)``: ``parts[p] >= |part_p| * 2**(-p*shift) * scale`` and
     ``residual >= |x - merged value|``, both in the units of ``x``.
     """
-    fmt, u, t = d.format, d.part_bound, d.terms
-    # Split toward zero where the top part could round past the base format's range or, once
-    # unscaled, past float32's: counted for the whole top binade of either.
-    top = ((mag / scale) >= 2.0 ** fmt.emax) | (mag >= 2.0 ** 127)
-    c = np.where(top, 2 * u, u)
-    split_error = np.where(top, d.split_error_toward_zero, d.split_error)
-    eta_base = fmt.smallest_subnormal / 2
-    eta = [0.0]
-    for p in range(t):
-        eta.append(max(u * eta[-1], eta_base * 2.0 ** (-p * d.shift)))
-    rescale_loss = ETA32 if d.scaling == "pow2" else 0.0     # fl32(x * 2**-e) may go subnormal
-    res = [c ** p * mag + eta[p] * scale for p in range(t + 1)]
-    parts = [res[p] + res[p + 1] for p in range(t)]
-    residual = split_error * mag + (eta[t] + rescale_loss) * scale
+    top = top_binade(mag, d, scale)
+    (c, eta, split_error, rho), (c_top, _, split_top, _) = split_coefficients(d, False), split_coefficients(d, True)
+    res = [np.where(top, c_top[p], c[p]) * mag + eta[p] * scale for p in range(d.terms + 1)]
+    parts = [res[p] + res[p + 1] for p in range(d.terms)]
+    residual = np.where(top, split_top, split_error) * mag + rho * scale
     return parts, residual
 
 

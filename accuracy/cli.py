@@ -1,7 +1,8 @@
 """Command line: ``splitprec report [--quick | --level L] [--schemes ...] [--ops gemm,fft,rfft] [--sizes ...]``.
 
 Runs the accuracy suite on the CPU engine (and on the GPU engine when cupy sees a device, then
-also comparing the two), prints a summary table last, writes report.md, report.html,
+also comparing the two), prints a summary table and then the tightness of tracked error bounds
+(accuracy.tracking_report), writes report.md, report.html,
 report.json and PNG plots into --out (open report.html), and exits with status 1 naming the
 case if any bound is violated. It runs exactly the schemes of --schemes (default: every scheme
 with a bound): the float32-target ones on float32 cases and FFT signals against float32 BLAS and a
@@ -17,7 +18,7 @@ import time
 
 import splitprec
 
-from . import cases as case_registry, report
+from . import cases as case_registry, report, tracking_report
 from .measure import gemm_schemes, gpu_available
 
 FP64_NOTE = ("fp64 schemes (ozaki2_int8xN, ozaki2_int8_adaptive): float64 GEMM cases fp64_* against "
@@ -155,13 +156,15 @@ def report_command(args, parser):
     if note:
         text += "; " + "; ".join(note)
     sections = [("GPU vs CPU engine", report.gpu_vs_cpu(results))] if "gpu" in engines else []
-    paths = report.write(results, args.out, plots=not args.no_plots, note=text, sections=sections)
+    tracked = ("Tracked error bounds", tracking_report.section())
+    paths = report.write(results, args.out, plots=not args.no_plots, note=text, sections=sections + [tracked])
     print(f"wrote {', '.join(paths)}")
     for _, section in sections:
         print(section)
     print(report.summary(results))
     for line in report.class_findings(results):
         print(line)
+    print(tracked[1])
     bad = report.violations(results)
     for m in bad:
         print(f"bound violated: case {m.case!r}, scheme {m.scheme}, engine {m.engine}, "

@@ -2,10 +2,11 @@
 from ._version import __version__
 from ._backend import UnsupportedDeviceError
 from ._defaults import default_scheme
-from .array import SplitArray, asarray, empty, full, ones, zeros
+from .array import SplitArray, empty, full, ones, zeros
 from .dtypes import SplitDType, dtype, dtypes
 from .linalg import matmul
 from . import _backend, fft
+from .tracking import TrackedArray, asarray
 try:
     from . import array_api  # noqa: F401  (registers SplitArray.__array_namespace__'s module)
 except ImportError:          # numpy < 2.1: SplitArray.__array_namespace__ says so
@@ -20,7 +21,7 @@ def _dask_layer():
 _backend.supply_dask_layer(_dask_layer)
 
 __all__ = ["SplitDType", "dtype", "dtypes", "default_scheme", "matmul", "fft",
-           "SplitArray", "asarray", "empty", "full", "ones", "zeros", "UnsupportedDeviceError",
+           "SplitArray", "TrackedArray", "asarray", "empty", "full", "ones", "zeros", "UnsupportedDeviceError",
            "__version__"]
 
 

@@ -94,6 +94,10 @@ Lengths = Optional[Sequence[Optional[int]]]
 def _raw_fft(a, n, axis, *, norm, out, dtype, inverse, kind, op, hermitian=False):
     """A 1-D transform (``kind``: c2c, r2c, c2r); ``hermitian``: ``hfft``/``ihfft``, which conjugate
     the input (c2r) or the output (r2c) and take the opposite ``norm``."""
+    tracked = getattr(type(a), "__splitprec_fft__", None)         # splitprec.tracking's arrays
+    if tracked is not None:
+        return tracked(a, n, axis, norm=norm, out=out, dtype=dtype, inverse=inverse, kind=kind, op=op,
+                       hermitian=hermitian)
     d = scheme(dtype, op)
     (x,), back = read(op, a=a)
     x = operand(x, op, real=kind == "r2c")
@@ -137,6 +141,10 @@ def _nd_args(x, s, axes, op, *, inverse_real):
 def _raw_fftn(a, s, axes, *, norm, out, dtype, inverse, real, op):
     """An n-D transform: complex 1-D transforms over ``axes``, last first; ``real``: the last of
     ``axes`` is the real axis (rfft first forward, irfft last inverse)."""
+    tracked = getattr(type(a), "__splitprec_fft__", None)
+    if tracked is not None:
+        return tracked(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=inverse,
+                       kind="nd-real" if real else "nd", op=op, hermitian=False)
     d = scheme(dtype, op)
     (x,), back = read(op, a=a)
     x = operand(x, op, real=real and not inverse)

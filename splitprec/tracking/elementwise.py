@@ -1,0 +1,225 @@
+"""Elementwise operations on tracked arrays: their values and their error bounds.
+
+Members: ``+ - * /`` (``add subtract multiply divide``), ``negative positive absolute conjugate``, ``sqrt
+exp log sin cos``, ``maximum minimum``, ``where``; comparisons and ``isfinite isnan isinf`` give
+plain bool arrays of the computed values (a branch on them is the caller's, ``where`` takes it as
+given). With exact operands ``a, b`` within ``E_a, E_b`` of the computed ``a^, b^`` (docs/tracking.md,
+"Elementwise"), the propagated part of each bound is
+
+- ``a + b``, ``a - b``: ``E_a + E_b``; ``a * b``: ``|a^| E_b + E_a (|b^| + E_b)``;
+- ``a / b``: ``(|a^| E_b + |b^| E_a) / (|b^| (|b^| - E_b))``, inf unless ``E_b < |b^|``;
+- ``sqrt``: ``E / sqrt(a^)``, inf unless ``E <= a^``; ``exp``: ``exp(a^) expm1(E)``;
+  ``log``: ``r / (1 - r)`` with ``r = E / a^`` (``>= -log1p(-r)``), inf unless ``E < a^``;
+  ``sin``, ``cos``: ``min(E, 2)``;
+- ``-a``, ``|a|``, ``conj``, ``max``, ``min``, ``where``: the operands' bounds (these are 1-Lipschitz);
+
+plus the rounding of the result, ``U |value| + ETA`` (:mod:`splitprec.tracking.rounding`). On the
+CPU ``+ - * / sqrt`` and ``maximum minimum`` are numpy's float32 operations (correctly rounded,
+the untracked values bit for bit); transcendental functions, complex arithmetic and everything
+on the GPU are evaluated in float64 (complex128) and rounded once (``LIBM`` covers the float64
+function's own error, and ``sin``/``cos`` bounds are capped at ``|value| + 1``). Large operations
+on the CPU run in blocks of ``BLOCK`` entries (the same arithmetic, entry by entry).
+"""
+import math
+
+import numpy as np
+
+from ..formats import narrow, widen
+from .core import UFUNCS, TrackedArray, context, implements
+from .inputs import operand
+from .rounding import LIBM, U, UP, magnitude, rounding_error
+
+_FLOAT32_EXACT = frozenset([np.add, np.subtract, np.multiply, np.divide, np.sqrt, np.negative,
+                            np.positive, np.absolute])        # IEEE: rounded once, or exact
+_REAL_ONLY = frozenset([np.divide, np.sqrt, np.exp, np.log, np.sin, np.cos, np.maximum, np.minimum])
+_WIDE_RELATIVE = U + 2.0 ** -50      # float64 (complex128) evaluation, then one rounding
+BLOCK = 1 << 14                      # entries per block of a large operation on the CPU
+_LIBRARY = frozenset([np.exp, np.log, np.sin, np.cos, np.absolute])   # float64 library functions (hypot)
+
+
+def _wide(v, xp):
+    if xp is np:
+        return v.astype(np.complex128 if v.dtype == np.complex64 else np.float64)
+    if v.dtype == np.complex64:
+        return widen(v.real.copy()) + 1j * widen(v.imag.copy())
+    return widen(v)
+
+
+def _narrow(w, xp):
+    if xp is np:
+        return w.astype(np.complex64 if w.dtype == np.complex128 else np.float32)
+    if w.dtype == np.complex128:
+        pairs = xp.stack([narrow(w.real.copy()), narrow(w.imag.copy())], axis=-1)
+        return pairs.view(np.complex64)[..., 0]
+    return narrow(w)
+
+
+def _operands(inputs, op):
+    like = next(x for x in inputs if isinstance(x, TrackedArray))
+    arrays = [operand(x, op, f"operand {i}", like) for i, x in enumerate(inputs)]
+    xp, d, confidence = context(arrays, op)
+    shapes = [a.shape for a in arrays]
+    try:
+        shape = shapes[0] if len(set(shapes)) == 1 else np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"{op}: operands of shapes {', '.join(map(str, shapes))} do not broadcast; "
+                         "expected shapes compatible under numpy's rules") from None
+    return arrays, xp, d, confidence, shape
+
+
+def _evaluate(ufunc, arrays, xp):
+    """``(value, wide result or None, relative rounding)`` of ``ufunc`` on the operands' values."""
+    values = [a._value for a in arrays]
+    if xp is np and ufunc in _FLOAT32_EXACT and all(v.dtype == np.float32 for v in values):
+        return np.asarray(ufunc(*values)), None, U
+    wide = ufunc(*[_wide(v, xp) for v in values])
+    wide = xp.asarray(wide)
+    return _narrow(wide, xp), wide, _WIDE_RELATIVE + (LIBM if ufunc in _LIBRARY else 0)
+
+
+def _zero(bound):
+    """True for the 0-d zero bound of an exact input (a broadcast view of one)."""
+    return not bound.size or (bound.strides == (0,) * bound.ndim and not bool(bound[(0,) * bound.ndim]))
+
+
+def _sum_rule(a, b, value, wide, xp):
+    return a._bound if _zero(b._bound) else b._bound if _zero(a._bound) else a._bound + b._bound
+
+
+def _product_rule(a, b, value, wide, xp):
+    """``|a^| E_b + E_a (|b^| + E_b)``."""
+    first = 0.0 if _zero(b._bound) else magnitude(a._value, xp) * b._bound
+    return first if _zero(a._bound) else first + a._bound * (magnitude(b._value, xp) + b._bound)
+
+
+def _quotient_rule(a, b, value, wide, xp):
+    """``(|a^| E_b + |b^| E_a) / (|b^| (|b^| - E_b))``, inf unless ``E_b < |b^|``."""
+    mb = magnitude(b._value, xp)
+    if _zero(b._bound):
+        return a._bound / mb
+    room = (mb - b._bound) * (1 - 2.0 ** -50)          # a lower bound of |b^| - E_b
+    spread = (magnitude(a._value, xp) * b._bound + mb * a._bound) / (mb * room)
+    return xp.where(room > 0, spread, np.inf)
+
+
+def _sqrt_rule(a, b, value, wide, xp):
+    """``E / sqrt(a^)`` (``sqrt(a^) >= value / (1 + U)``), inf unless ``E <= a^``; 0 at ``E = a^ = 0``."""
+    root = magnitude(value, xp) * (1 - 2.0 ** -23)
+    spread = a._bound / xp.maximum(root, 2.0 ** -1000)
+    return xp.where(a._bound <= a._value.astype(np.float64), spread, np.inf)
+
+
+def _exp_rule(a, b, value, wide, xp):
+    """``exp(a^) expm1(E)``; ``expm1(E) <= E (1 + E)`` for ``E <= 1/2``."""
+    e = a._bound
+    growth = e * (1 + e) if bool(e.max() <= 0.5) else xp.expm1(e) * (1 + 2 * LIBM)
+    return xp.abs(wide) * (1 + 2 * LIBM) * growth
+
+
+def _log_rule(a, b, value, wide, xp):
+    """``-log1p(-r) <= r / (1 - r)`` with ``r = E / a^``, inf unless ``r < 1``."""
+    r = a._bound / a._value.astype(np.float64) * (1 + 2.0 ** -52)     # rounded up: 1 - r may cancel
+    return xp.where((r < 1) & (r >= 0), r / (1 - r), np.inf)
+
+
+def _lipschitz_rule(a, b, value, wide, xp):
+    return xp.minimum(a._bound, 2.0)                         # sin, cos: 1-Lipschitz, |sin| <= 1
+
+
+RULES = {np.add: _sum_rule, np.subtract: _sum_rule, np.multiply: _product_rule, np.divide: _quotient_rule,
+         np.sqrt: _sqrt_rule, np.exp: _exp_rule, np.log: _log_rule, np.sin: _lipschitz_rule,
+         np.cos: _lipschitz_rule}
+
+
+def _propagated(ufunc, arrays, value, wide, xp):
+    """The propagated part of the bound (module docstring), float64, NaN where unknowable."""
+    a, b = arrays[0], arrays[-1]
+    if len(arrays) == 1 and _zero(a._bound):
+        return 0.0
+    return RULES[ufunc](a, b, value, wide, xp)
+
+
+def _compute(ufunc, arrays, xp):
+    """``(value, bound)`` of ``ufunc`` on tracked ``arrays`` (module docstring)."""
+    if ufunc in (np.maximum, np.minimum):                   # exact (in float64 on the GPU: no flush)
+        value = ufunc(arrays[0]._value, arrays[1]._value) if xp is np else \
+            _narrow(ufunc(*[_wide(a._value, xp) for a in arrays]), xp)
+        return value, xp.maximum(arrays[0]._bound, arrays[1]._bound)
+    value, wide, relative = _evaluate(ufunc, arrays, xp)
+    if ufunc in (np.negative, np.positive, np.conjugate) or (ufunc is np.absolute and not arrays[0].is_complex):
+        return value, arrays[0]._bound                                           # exact
+    bound = rounding_error(value, xp, relative)
+    bound += _propagated(ufunc, arrays, value, wide, xp)
+    if ufunc in (np.sin, np.cos):
+        bound = xp.fmin(bound, magnitude(value, xp) + 1)                       # NaN: |value| + 1
+    bound *= UP
+    return value, bound
+
+
+def _flat(x, shape):
+    """``x`` as a flat view of the result's ``shape`` (C-contiguous, or one broadcast value), or None."""
+    if x.shape == shape and x.flags.c_contiguous or x.strides == (0,) * x.ndim and x.shape == shape:
+        return x.reshape(-1)
+    return None
+
+
+def _blocked(ufunc, arrays, shape, d, confidence):
+    """``_compute`` block by block over flat views (numpy storage): the float64 temporaries of a
+    block stay in cache, which makes a large operation several times faster; None where an operand
+    is not such a view."""
+    values = [_flat(np.broadcast_to(a._value, shape), shape) for a in arrays]
+    bounds = [_flat(np.broadcast_to(a._bound, shape), shape) for a in arrays]
+    if any(v is None for v in values + bounds):
+        return None
+    size = math.prod(shape)
+    dtype = np.result_type(*[v.dtype for v in values]) if ufunc is not np.absolute else values[0].real.dtype
+    out_value, out_bound = np.empty(size, dtype), np.empty(size, np.float64)
+    for start in range(0, size, BLOCK):
+        part = [TrackedArray._wrap(v[start:start + BLOCK], b[start:start + BLOCK], d, confidence)
+                for v, b in zip(values, bounds)]
+        out_value[start:start + BLOCK], out_bound[start:start + BLOCK] = _compute(ufunc, part, np)
+    return TrackedArray._wrap(out_value.reshape(shape), out_bound.reshape(shape), d, confidence)
+
+
+def _ufunc(ufunc):
+    op = ufunc.__name__
+
+    def apply(*inputs):
+        arrays, xp, d, confidence, shape = _operands(inputs, op)
+        if ufunc in _REAL_ONLY and any(a.is_complex for a in arrays):
+            raise TypeError(f"{op}: tracked complex values are not supported here; expected real "
+                            "(float32) TrackedArrays (complex values support + - * abs and the FFTs)")
+        with np.errstate(all="ignore"):
+            if xp is np and math.prod(shape) >= 4 * BLOCK:
+                result = _blocked(ufunc, arrays, shape, d, confidence)
+                if result is not None:
+                    return result
+            return TrackedArray._wrap(*_compute(ufunc, arrays, xp), d, confidence)
+    return apply
+
+
+def _plain(ufunc):
+    """A comparison or test on the computed values: a plain bool array (module docstring)."""
+    def apply(*inputs):
+        values = [x._value if isinstance(x, TrackedArray) else x for x in inputs]
+        return ufunc(*values)
+    return apply
+
+
+for _u in (np.add, np.subtract, np.multiply, np.divide, np.negative, np.positive, np.absolute, np.conjugate,
+           np.sqrt, np.exp, np.log, np.sin, np.cos, np.maximum, np.minimum):
+    UFUNCS[_u] = _ufunc(_u)
+for _u in (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+           np.isfinite, np.isnan, np.isinf, np.signbit):
+    UFUNCS[_u] = _plain(_u)
+
+
+@implements(np.where)
+def where(condition, x, y):
+    """Entries of ``x`` where the bool array ``condition`` holds, else of ``y``, with their bounds."""
+    if isinstance(condition, TrackedArray) or getattr(condition, "dtype", None) != np.bool_:
+        raise TypeError(f"where: condition must be a bool numpy/cupy array, got "
+                        f"{type(condition).__name__} of dtype {getattr(condition, 'dtype', None)}")
+    arrays, xp, d, confidence, _ = _operands((x, y), "where")
+    value = xp.where(condition, arrays[0]._value, arrays[1]._value)
+    return TrackedArray._wrap(value, xp.where(condition, arrays[0]._bound, arrays[1]._bound), d, confidence)

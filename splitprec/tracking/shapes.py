@@ -1,0 +1,86 @@
+"""Shape functions, indexing and joins of tracked arrays: bounds move with their entries.
+
+Members: indexing (``x[...]``), ``reshape transpose swapaxes squeeze expand_dims broadcast_to ravel
+moveaxis concatenate stack real imag copy shape ndim size``. Each applies the same numpy
+(cupy) function to the values and to the bounds, so every entry keeps its bound exactly; none of
+them rounds. ``real`` and ``imag`` keep the complex bound, which bounds each component (``imag`` of real values
+is 0, exactly).
+"""
+import numpy as np
+
+from .core import TrackedArray, context, implements
+from .inputs import operand
+
+
+def _same(x, fn):
+    """``fn`` applied to the value and to the bound of ``x``."""
+    return TrackedArray._wrap(fn(x._value), fn(x._bound), x._dtype, x._confidence)
+
+
+def index(x, key):
+    """``x[key]``: a TrackedArray (ndim 0 for a single entry)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    if any(isinstance(k, TrackedArray) for k in parts):
+        raise TypeError("__getitem__: a TrackedArray is not a valid index; expected integers, "
+                        "slices, None, Ellipsis, or integer/bool arrays")
+    return _same(x, lambda v: v[key])
+
+
+def _shape_function(name):
+    function = getattr(np, name)
+
+    def apply(a, *args, **kwargs):
+        if not isinstance(a, TrackedArray):
+            raise TypeError(f"{name}: expected a TrackedArray first argument, got {type(a).__name__}")
+        return _same(a, lambda v: function(v, *args, **kwargs))
+    return apply
+
+
+for _name in ("reshape", "transpose", "swapaxes", "squeeze", "expand_dims", "broadcast_to", "ravel",
+              "moveaxis", "copy"):
+    implements(getattr(np, _name))(_shape_function(_name))
+
+
+@implements(np.real)
+def _real(val):
+    return _same(val, lambda v: v.real.copy() if v.dtype == np.complex64 else v)
+
+
+@implements(np.imag)
+def _imag(val):
+    if val.is_complex:
+        return _same(val, lambda v: v.imag.copy())
+    return TrackedArray._wrap(np.zeros_like(val._value), np.zeros_like(val._bound), val._dtype, val._confidence)
+
+
+def _join(name):
+    def apply(arrays, axis=0, **options):
+        if options:
+            raise TypeError(f"{name}: options {sorted(options)} are not supported for tracked arrays")
+        arrays = list(arrays)
+        like = next(a for a in arrays if isinstance(a, TrackedArray))
+        tracked = [operand(a, name, f"arrays[{i}]", like) for i, a in enumerate(arrays)]
+        xp, d, confidence = context(tracked, name)
+        join = getattr(xp, name)
+        return TrackedArray._wrap(join([a._value for a in tracked], axis=axis),
+                                  join([a._bound for a in tracked], axis=axis), d, confidence)
+    return apply
+
+
+for _name in ("concatenate", "stack"):
+    implements(getattr(np, _name))(_join(_name))
+
+
+@implements(np.shape)
+def _shape(a):
+    return a.shape
+
+
+@implements(np.ndim)
+def _ndim(a):
+    return a.ndim
+
+
+@implements(np.size)
+def _size(a, axis=None):
+    return a.size if axis is None else a.shape[axis]

@@ -1,0 +1,288 @@
+"""TrackedArray: creation, reading the bound, certify, the edges (inf bounds), products, FFTs and errors."""
+import subprocess
+import sys
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import splitprec as sp
+from splitprec.accuracy import exact_dft, exact_matmul, fft_bound, gemm_bound
+from splitprec.accuracy.tracking_report import ELEMENTWISE, WITH_PRODUCTS, chain_tightness, section
+
+RNG = np.random.default_rng(0)
+
+
+def tracked(data, **options):
+    return sp.asarray(np.asarray(data, np.float32), dtype="bf16x9", track_error=True, **options)
+
+
+def test_import_splitprec_loads_neither_mpmath_nor_the_harness():
+    code = "import sys, splitprec; print('mpmath' in sys.modules, 'splitprec.accuracy' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.split() == ["False", "False"]
+
+
+def test_asarray_untracked_is_a_split_array_and_tracked_a_tracked_array():
+    assert type(sp.asarray([1.0])) is sp.SplitArray
+    x = sp.asarray([1.0], dtype="tf32x3", track_error=True)
+    assert isinstance(x, sp.TrackedArray) and x.dtype.name == "tf32x3" and x.mode == "rigorous"
+    assert sp.asarray([1.0], track_error="probabilistic", confidence=0.99).confidence == 0.99
+
+
+def test_asarray_float64_input_bound_is_its_exact_rounding_error():
+    data = np.array([0.1, 1 / 3, 2.0, 1e-46, 3.5e38])
+    x = sp.asarray(data, track_error=True)
+    expected = [abs(Fraction(d) - Fraction(float(np.float32(d)))) for d in data[:4]]
+    assert [Fraction(b) for b in x.error_bound[:4]] == expected
+    assert x.error_bound[4] == np.inf                   # beyond float32: rounds to inf
+
+
+def test_asarray_error_adds_the_callers_bound():
+    x = sp.asarray(np.float32([1, 2]), track_error=True, error=[0.5, 0.25])
+    assert x.error_bound.tolist() == [0.5, 0.25]
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(error=0.1), r"^asarray: error=0.1 needs track_error=True"),
+    (dict(track_error=True, error=-1.0), r"^asarray: error must hold non-negative numbers"),
+    (dict(track_error="sometimes"), r"^asarray: unknown track_error 'sometimes'"),
+    (dict(track_error=True, confidence=1.0), r"^asarray: confidence must be a number strictly between 0 and 1"),
+])
+def test_asarray_rejects_bad_tracking_options(options, message):
+    with pytest.raises(ValueError, match=message):
+        sp.asarray(np.float32([1, 2]), **options)
+
+
+def test_certify_returns_true_within_tolerance_and_names_the_worst_entry_otherwise():
+    x = tracked([1.0, 2.0, 3.0]) / 3.0
+    assert x.certify(rtol=2 ** -20) is True
+    with pytest.raises(ValueError, match=r"^certify: entry \(2,\) = 1\.0 has error bound .* above the "
+                                         r"tolerance .*\(atol=0\.0, rtol=1e-12\)"):
+        x.certify(rtol=1e-12)
+    with pytest.raises(ValueError, match=r"^certify: rtol must be a non-negative number"):
+        x.certify(rtol=-1)
+
+
+def test_repr_shows_the_worst_relative_bound():
+    x = tracked([1.0, 2.0]) * 3.0
+    assert repr(x).startswith("TrackedArray([3., 6.], dtype=bf16x9, device=cpu, relative error <= ")
+    assert f"{float(x.relative_error_bound.max()):.3g})" in repr(x)
+
+
+def test_division_by_an_interval_holding_zero_gives_an_infinite_bound():
+    y = tracked([1.0, 1.0]) / sp.asarray(np.float32([1e-3, 1.0]), track_error=True, error=[2e-3, 0.5])
+    assert y.error_bound[0] == np.inf and np.isfinite(y.error_bound[1])
+
+
+@pytest.mark.parametrize("operation", [lambda x: x * np.float32(3e38), lambda x: np.log(x - 5),
+                                       lambda x: np.sqrt(-x), lambda x: x / 0.0])
+def test_overflow_nan_and_undefined_results_have_infinite_bounds(operation):
+    with np.errstate(all="ignore"):
+        assert (operation(tracked([2.0, 3.0])).error_bound == np.inf).all()
+
+
+def test_inf_bound_times_exact_zero_stays_infinite_regression():
+    """inf * 0 in a propagation term is NaN: it must become an inf bound, never a finite one."""
+    x = sp.asarray(np.float32([1.0]), track_error=True, error=np.inf)
+    assert (x * 0.0).error_bound[0] == np.inf
+
+
+def test_shape_operations_carry_bounds_unchanged():
+    x = sp.asarray(RNG.standard_normal((3, 4)), track_error=True)          # float64: rounded
+    bound = x.error_bound
+    assert np.array_equal(x.T.error_bound, bound.T)
+    assert np.array_equal(x.reshape(4, 3).error_bound, bound.reshape(4, 3))
+    assert np.array_equal(x[1:, ::-2].error_bound, bound[1:, ::-2])
+    assert np.array_equal(np.concatenate([x, x], axis=1).error_bound, np.concatenate([bound, bound], 1))
+
+
+def test_tracked_arrays_are_immutable_and_refuse_silent_conversion():
+    x = tracked([1.0])
+    with pytest.raises(TypeError, match=r"^TrackedArray.__setitem__: tracked arrays are immutable"):
+        x[0] = 2.0
+    with pytest.raises(TypeError, match=r"^TrackedArray.__array__: converting to a numpy array would drop"):
+        np.asarray(x)
+
+
+@pytest.mark.parametrize("call, message", [(lambda x: np.tanh(x), r"^tanh: no error-propagation rule"),
+                                           (lambda x: np.std(x), r"^std: no error-propagation rule"),
+                                           (lambda x: np.add.reduce(x), r"^add: tracked arrays take plain calls"),
+                                           (lambda x: sp.fft.irfft(x), r"^irfft: no tracked rule")])
+def test_operations_without_a_rule_raise_type_error(call, message):
+    with pytest.raises(TypeError, match=message):
+        call(tracked([1.0, 2.0]))
+
+
+def test_matmul_bound_covers_the_exact_product_and_is_at_least_gemm_bound():
+    a, b = (RNG.standard_normal(s).astype(np.float32) for s in ((6, 40), (40, 5)))
+    c = sp.matmul(tracked(a), tracked(b))
+    assert (np.abs(c.value - exact_matmul(a, b)) <= c.error_bound).all()
+    assert (c.error_bound >= gemm_bound(a, b, "bf16x9")).all()
+
+
+def test_matmul_propagates_the_operands_bounds():
+    a, b = (RNG.standard_normal(s) for s in ((6, 40), (40, 5)))          # float64: rounded inputs
+    c = sp.asarray(a, dtype="bf16x9", track_error=True) @ sp.asarray(b, dtype="bf16x9", track_error=True)
+    assert (np.abs(c.value - exact_matmul(a, b)) <= c.error_bound).all()
+
+
+def test_einsum_of_a_pair_is_the_tracked_matmul():
+    a, b = tracked(RNG.standard_normal((4, 7))), tracked(RNG.standard_normal((5, 7)))
+    by_einsum, by_matmul = np.einsum("ij,kj->ik", a, b), a @ b.T
+    assert np.array_equal(by_einsum.value, by_matmul.value)
+    assert np.array_equal(by_einsum.error_bound, by_matmul.error_bound)
+
+
+def test_probabilistic_matmul_bound_is_below_the_rigorous_one_for_long_k():
+    a, b = (RNG.standard_normal(s).astype(np.float32) for s in ((2, 4096), (4096, 2)))
+    rigorous = sp.asarray(a, track_error=True) @ b
+    probabilistic = sp.asarray(a, track_error="probabilistic") @ b
+    assert (probabilistic.error_bound < rigorous.error_bound).all()
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft"])
+def test_fft_bound_covers_the_exact_transform(name):
+    x = RNG.standard_normal((3, 24)).astype(np.float32)
+    y = getattr(sp.fft, name)(tracked(x) * 0.5)
+    exact = np.array([exact_dft(line) for line in x * np.float32(0.5)])
+    exact = exact[..., :13] if name == "rfft" else np.conj(exact) / 24 if name == "ifft" else exact
+    assert (np.abs(y.value - exact) <= y.error_bound).all()
+
+
+def test_fft_entry_bound_is_the_line_norm_bound():
+    x = RNG.standard_normal(64).astype(np.float32)
+    y = sp.fft.fft(tracked(x))
+    line = fft_bound(x, "bf16x9") * 8 * np.linalg.norm(x.astype(np.float64))
+    assert np.allclose(y.error_bound, line, rtol=2 ** -40)
+
+
+def test_elementwise_chain_median_bound_is_within_100x_the_actual_error():
+    assert chain_tightness(ELEMENTWISE)[-1][1] <= 100
+
+
+def test_chain_with_products_bound_is_not_vacuous():
+    """The bound stays within 1000x (measured ~250x, docs/tracking.md) of the actual error."""
+    assert chain_tightness(WITH_PRODUCTS, shape=(8, 64))[-1][1] <= 1000
+
+
+def test_scalar_results_of_numpy_ufuncs_stay_tracked_regression():
+    """numpy's ufuncs return scalars for 0-d operands; the rules need arrays (a CG step failed)."""
+    x = tracked([1.0, 2.0])
+    ratio = (x * x).sum() / (x * x).sum()
+    assert ratio.shape == () and ratio.value == 1 and 0 < ratio.error_bound < 2 ** -20
+
+
+def test_report_section_lists_every_step_of_both_chains():
+    text = section()
+    assert "elementwise:" in text and "with products:" in text
+    assert sum(line.strip().startswith(("1 ", "10 ")) for line in text.splitlines()) == 4
+
+
+def test_einsum_of_three_operands_covers_the_exact_result():
+    a, b, c = (RNG.standard_normal(s).astype(np.float32) for s in ((3, 5), (5, 4), (4, 2)))
+    result = np.einsum("ij,jk,kl->li", tracked(a), tracked(b), tracked(c))
+    exact = exact_matmul(exact_matmul(a, b).astype(np.float64), c.astype(np.float64)).T
+    assert result.shape == (2, 3)
+    assert (np.abs(result.value - exact) <= result.error_bound * (1 + 2.0 ** -40)).all()
+
+
+def test_einsum_rejects_a_label_summed_in_one_operand():
+    with pytest.raises(ValueError, match=r"^einsum: tracked operands of 'ij,jk->k' repeat a label"):
+        np.einsum("ij,jk->k", tracked(np.ones((2, 3))), tracked(np.ones((3, 4))))
+
+
+@pytest.mark.parametrize("n", [16, 40])
+def test_fft_with_n_crops_or_pads_and_covers_the_exact_transform(n):
+    x = RNG.standard_normal(24).astype(np.float32)
+    y = sp.fft.fft(tracked(x), n=n)
+    line = np.zeros(n, np.float32)
+    line[:min(n, 24)] = x[:n]
+    assert y.shape == (n,) and (np.abs(y.value - exact_dft(line)) <= y.error_bound).all()
+
+
+def test_complex_products_cover_the_exact_result():
+    x = RNG.standard_normal(32).astype(np.float32)
+    spectrum = sp.fft.fft(tracked(x))
+    scaled = spectrum * spectrum.conj() * 0.25               # |X|^2 / 4, complex arithmetic
+    exact = np.abs(exact_dft(x)) ** 2 / 4
+    assert scaled.is_complex and (np.abs(scaled.value - exact) <= scaled.error_bound).all()
+
+
+def test_schemes_of_tracked_operands_promote_as_split_arrays_do():
+    x = sp.asarray([1.0], dtype="bf16x3", track_error=True) + sp.asarray([1.0], dtype="bf16x9", track_error=True)
+    assert x.dtype.name == (sp.asarray([1.0], dtype="bf16x3") + sp.asarray([1.0], dtype="bf16x9")).dtype.name
+
+
+def test_where_takes_each_entry_and_its_bound_from_the_chosen_operand():
+    x = sp.asarray(np.array([0.1, 0.2]), track_error=True)
+    y = tracked([5.0, 6.0]) * 3.0
+    chosen = np.where(np.array([True, False]), x, y)
+    assert chosen.value.tolist() == [x.value[0], y.value[1]]
+    assert chosen.error_bound.tolist() == [x.error_bound[0], y.error_bound[1]]
+
+
+def test_untracked_gives_the_values_as_a_split_array():
+    x = tracked([1.0, 2.0]) * 2.0
+    assert type(x.untracked) is sp.SplitArray and np.asarray(x.untracked).tolist() == [2.0, 4.0]
+    with pytest.raises(TypeError, match=r"^untracked: the values are complex64"):
+        sp.fft.fft(x).untracked
+
+
+def test_dask_arrays_are_tracked_chunk_by_chunk():
+    da = pytest.importorskip("dask.array")
+    data = RNG.uniform(1, 2, (8, 6)).astype(np.float32)
+    x = sp.asarray(da.from_array(data, chunks=(4, 3)), dtype="bf16x9", track_error=True)
+    y = (x * x + 1.0) / 3.0
+    total, product = y.sum(axis=0).compute(scheduler="sync"), (x @ x.T).compute(scheduler="sync")
+    assert isinstance(total, sp.TrackedArray) and isinstance(product, sp.TrackedArray)
+    exact = [sum((Fraction(float(v)) ** 2 + 1) / 3 for v in column) for column in data.T]
+    assert all(abs(Fraction(float(t)) - e) <= Fraction(float(b))
+               for t, e, b in zip(total.value, exact, total.error_bound))
+    assert (np.abs(product.value - exact_matmul(data, data.T)) <= product.error_bound).all()
+
+
+def test_dask_error_must_be_a_scalar():
+    da = pytest.importorskip("dask.array")
+    with pytest.raises(TypeError, match=r"^asarray: error= of a dask array must be a scalar bound"):
+        sp.asarray(da.ones((4,), chunks=2, dtype=np.float32), track_error=True, error=np.ones(4))
+
+
+@settings(max_examples=60, deadline=None)
+@given(lines=st.integers(1, 3), size=st.integers(1, 40), resize=st.sampled_from([None, -5, 7]),
+       name=st.sampled_from(["fft", "ifft", "rfft"]), norm=st.sampled_from([None, "ortho", "forward"]),
+       scheme=st.sampled_from(["bf16x9", "tf32x3", "bf16x3"]), span=st.integers(0, 60), seed=st.integers(0, 2 ** 16))
+def test_fft_of_rounded_inputs_covers_the_exact_transform(lines, size, resize, name, norm, scheme, span, seed):
+    rng = np.random.default_rng(seed)
+    data = rng.standard_normal((lines, size)) * 2.0 ** rng.integers(-span, span + 1, (lines, size))
+    n = None if resize is None else max(size + resize, 1)
+    y = getattr(sp.fft, name)(sp.asarray(data, dtype=scheme, track_error=True), n=n, norm=norm)
+    length = size if n is None else n
+    padded = np.zeros((lines, length))
+    padded[:, :min(size, length)] = data[:, :length]
+    exact = np.array([exact_dft(line) for line in padded])
+    inverse = name == "ifft"
+    factor = {None: 1 / length if inverse else 1.0, "ortho": length ** -0.5,
+              "forward": 1.0 if inverse else 1 / length}[norm]          # numpy's norm factors
+    exact = (np.conj(exact) if inverse else exact) * factor            # the input is real
+    exact = exact[:, :length // 2 + 1] if name == "rfft" else exact
+    assert (np.abs(y.value - exact) <= y.error_bound).all()
+
+
+@pytest.mark.parametrize("name", ["fft2", "ifft2", "rfft2", "fftn", "ifftn", "rfftn"])
+def test_nd_transforms_are_the_tracked_1d_transforms_over_their_axes(name):
+    """The values are splitprec's n-D transforms bit for bit; the reference applies the exact DFT
+    along each axis (rounded to complex128 between axes: 2**-52 relative, far below any bound)."""
+    x = RNG.standard_normal((2, 6, 8)).astype(np.float32)
+    y = getattr(sp.fft, name)(tracked(x))
+    assert np.array_equal(y.value, getattr(sp.fft, name)(x, dtype="bf16x9"))
+    axes = (-2, -1) if name.endswith("2") else (0, 1, 2)
+    exact = x.astype(np.complex128)
+    for axis in axes:
+        exact = np.apply_along_axis(exact_dft, axis, exact)
+    if name.startswith("i"):
+        exact = np.conj(exact) / np.prod([x.shape[a] for a in axes])
+    if name.startswith("r"):
+        exact = exact[..., :5]
+    assert (np.abs(y.value - exact) <= y.error_bound).all()
