@@ -286,3 +286,12 @@ def test_nd_transforms_are_the_tracked_1d_transforms_over_their_axes(name):
     if name.startswith("r"):
         exact = exact[..., :5]
     assert (np.abs(y.value - exact) <= y.error_bound).all()
+
+
+def test_matmul_of_tracked_arrays_refuses_axes_regression():
+    """``sp.matmul`` passes ``axes=`` to its operands' own product; tracked arrays take it and refuse
+    any value but None with a TypeError naming it (they raised on the keyword itself)."""
+    a = tracked(RNG.standard_normal((3, 4)).astype(np.float32))
+    assert sp.matmul(a, a.T, axes=None).shape == (3, 3)
+    with pytest.raises(TypeError, match=r"^matmul: axes=\[\(-2, -1\), \(-2, -1\), \(-2, -1\)\] is not supported for tracked"):
+        sp.matmul(a, a.T, axes=[(-2, -1), (-2, -1), (-2, -1)])

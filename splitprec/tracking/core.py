@@ -202,8 +202,12 @@ class TrackedArray(NDArrayOperatorsMixin):
         return handler(*args, **kwargs)
 
     @staticmethod
-    def __splitprec_matmul__(a, b, /, out=None, *, dtype=None, precision=None):
-        """``splitprec.matmul`` with a tracked operand (called by ``splitprec.linalg``)."""
+    def __splitprec_matmul__(a, b, /, out=None, *, dtype=None, precision=None, axes=None):
+        """``splitprec.matmul`` with a tracked operand (called by ``splitprec.linalg``); ``axes``
+        must be None (move the axes of tracked operands first, e.g. with ``np.moveaxis``)."""
+        if axes is not None:
+            raise TypeError(f"matmul: axes={axes!r} is not supported for tracked arrays; expected axes=None "
+                            "(move the axes first, e.g. with numpy.moveaxis)")
         from .contractions import matmul
         return matmul(a, b, out=out, dtype=dtype, precision=precision)
 
