@@ -48,33 +48,46 @@ def _pow2_exponent(x, top, axis, xp):
 def split(x, dtype, *, axis=None):
     """Split float32 ``x`` into the parts of ``dtype``; ``axis`` is the slice of pow2 scaling.
 
-    The residuals are float32 values held in float64 (every step is exact there as in float32),
-    so subnormals survive on devices that flush float32 subnormals (see ``formats.widen``).
+    Every step is exact in float32 but the rounding of each part, so the residuals are held in
+    float32 where float32 arithmetic keeps subnormals (numpy) and a residual scaled by
+    ``2**(i*shift)`` stays in float32's range (pow2 scaling, or no shift), and as float32 values in
+    float64 elsewhere (cupy flushes subnormals; see ``formats.widen``): the same bits either way.
     """
     d = get_dtype(dtype)
     xp = namespace(x)
     if x.dtype != np.float32:
         raise TypeError(f"split: x has dtype {x.dtype}; {d.name} splits float32 values")
+    in_float32 = xp is np and (d.scaling == "pow2" or not d.shift)
+    return split_held_in(x, d, axis, np.float32 if in_float32 else np.float64)
+
+
+def split_held_in(x, d, axis, residual_dtype):
+    """:func:`split` of float32 ``x`` in scheme ``d`` with the residuals held in ``residual_dtype``
+    (float32 or float64: the same parts, bit for bit; float32 needs IEEE subnormals)."""
+    xp = namespace(x)
     fmt = d.format
+    held = residual_dtype == np.float64
     finite = xp.isfinite(x)
-    residual = widen(xp.where(finite, x, np.float32(0)))
+    residual = xp.where(finite, x, np.float32(0))
+    residual = widen(residual) if held else residual
     exponent = None
     if d.scaling == "pow2":
         exponent = _pow2_exponent(residual, d.scale_exponent(1 if axis is None else x.shape[axis]), axis, xp)
-        residual = round_to(xp.ldexp(residual, -exponent), "fp32")   # the scaled float32 value
+        residual = round_to(xp.ldexp(residual, -exponent), "fp32") if held else xp.ldexp(residual, -exponent)
     # Values whose top part could round past the base format or, once unscaled, past float32 are
     # split toward zero: their parts then sum to at most |x|.
     top = fmt.max if exponent is None else \
-        xp.minimum(fmt.max, round_to(xp.ldexp(np.float64(_FP32_MAX), -exponent), fmt, "rz"))
+        xp.minimum(fmt.max, round_to(xp.ldexp(np.float64(_FP32_MAX), -exponent), fmt, "rz")).astype(residual.dtype)
     saturated = xp.abs(residual) > top
     terms = []
     for i in range(d.terms):
-        scaled = xp.ldexp(residual, i * d.shift)
+        scaled = xp.ldexp(residual, i * d.shift) if i * d.shift else residual
         part = round_to(scaled, fmt, d.rounding)
         if saturated.any():
             part = xp.where(saturated, round_to(scaled, fmt, "rz"), part)
-        residual = residual - xp.ldexp(part, -i * d.shift)              # exact
-        terms.append(narrow(part))
+        if i + 1 < d.terms:
+            residual = residual - (xp.ldexp(part, -i * d.shift) if i * d.shift else part)   # exact
+        terms.append(narrow(part) if held else part)
     terms[0] = xp.where(finite, terms[0], x)
     return Parts(tuple(terms), exponent)
 
