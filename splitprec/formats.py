@@ -146,30 +146,36 @@ def _round_float32(x, fmt, rounding, saturate, xp):
     """
     bits = x.view(np.uint32)
     magnitude = bits & np.uint32(0x7FFFFFFF)
-    biased = magnitude >> np.uint32(23)
+    infinity, top = np.uint32(0x7F800000), np.float32(fmt.max).view(np.uint32)
     if fmt.emin == -126 and fmt.p >= 2:
         rounded = _round_pattern(magnitude, 24 - fmt.p, rounding)
+        past_top_is_inf = fmt.has_inf and int(top) + (1 << (24 - fmt.p)) == int(infinity)
     else:
+        biased = magnitude >> np.uint32(23)
         drop = 24 - fmt.p + xp.maximum(fmt.emin + 127 - xp.maximum(biased, np.uint32(1)).astype(np.int32), 0)
         rounded = _round_pattern(magnitude, xp.minimum(drop, 23).astype(np.uint32), rounding)
         up = (drop == 24) & (biased > 0) & (rounding != "rz")
         if rounding == "rne":
             up &= (magnitude & np.uint32(0x7FFFFF)) != 0                 # above half the quantum
-        rounded = xp.where(drop >= 24, xp.where(up, (biased + np.uint32(1)) << np.uint32(23), np.uint32(0)), rounded)
-    top = np.float32(fmt.max).view(np.uint32)
+        xp.copyto(rounded, ((biased + np.uint32(1)) << np.uint32(23)) * up, where=drop >= 24)
+        past_top_is_inf = False
+    # Fix-ups are masked copies, which write only where the mask holds (numpy's where costs a
+    # nanosecond an element even for an empty mask), and are left out where rounding itself
+    # lands on the right pattern: past the largest value comes inf's (tf32, bf16, fp32).
     if saturate or rounding == "rz":
         overflow = top
     else:
         overflow = np.float32(np.inf if fmt.has_inf else np.nan).view(np.uint32)
-    rounded = xp.where(rounded > top, overflow, rounded)
-    rounded |= bits & np.uint32(0x80000000)
-    nonfinite = biased == 0xFF
+    if not past_top_is_inf or (saturate and rounding != "rz"):
+        xp.copyto(rounded, overflow, where=rounded > top)
+    sign = bits ^ magnitude
+    rounded |= sign
     if not fmt.has_inf or saturate:
-        infinite = magnitude == np.uint32(0x7F800000)
-        into = (bits & np.uint32(0x80000000)) | top if saturate else np.float32(np.nan).view(np.uint32)
-        rounded = xp.where(infinite, into, rounded)
-        nonfinite &= ~infinite
-    return xp.where(nonfinite, bits, rounded).view(np.float32)
+        xp.copyto(rounded, sign | top if saturate else np.float32(np.nan).view(np.uint32), where=magnitude == infinity)
+        xp.copyto(rounded, bits, where=magnitude > infinity)
+    else:
+        xp.copyto(rounded, bits, where=magnitude >= infinity)
+    return rounded.view(np.float32)
 
 
 def _round_pattern(magnitude, drop, rounding):
@@ -186,7 +192,7 @@ def _round_pattern(magnitude, drop, rounding):
             carry = half if rounding == "rna" else np.uint32(0)
         return ((magnitude + carry) >> drop) << drop
     if drop == 0:
-        return magnitude
+        return magnitude.copy()
     half, mask = np.uint32(1 << (drop - 1)), np.uint32((1 << 32) - (1 << drop))
     if rounding == "rz":
         return magnitude & mask
