@@ -145,19 +145,24 @@ def _round_float32(x, fmt, rounding, saturate, xp):
     the quantum ``2**(e+1)``.
     """
     bits = x.view(np.uint32)
-    magnitude = bits & np.uint32(0x7FFFFFFF)
-    infinity, top = np.uint32(0x7F800000), np.float32(fmt.max).view(np.uint32)
+    infinity, top, sign_bit = np.uint32(0x7F800000), np.float32(fmt.max).view(np.uint32), np.uint32(0x80000000)
     if fmt.emin == -126 and fmt.p >= 2:
-        rounded = _round_pattern(magnitude, 24 - fmt.p, rounding)
+        # The sign bit rides along: no finite value's rounding carries past the exponent field.
+        rounded = _round_pattern(bits, 24 - fmt.p, rounding)
         past_top_is_inf = fmt.has_inf and int(top) + (1 << (24 - fmt.p)) == int(infinity)
     else:
+        magnitude = bits & np.uint32(0x7FFFFFFF)
         biased = magnitude >> np.uint32(23)
-        drop = 24 - fmt.p + xp.maximum(fmt.emin + 127 - xp.maximum(biased, np.uint32(1)).astype(np.int32), 0)
+        drop = xp.maximum(biased, np.uint32(1)).astype(np.int32)          # e + 127, in place below
+        xp.subtract(fmt.emin + 127, drop, out=drop)
+        xp.maximum(drop, 0, out=drop)
+        drop += 24 - fmt.p
         rounded = _round_pattern(magnitude, xp.minimum(drop, 23).astype(np.uint32), rounding)
         up = (drop == 24) & (biased > 0) & (rounding != "rz")
         if rounding == "rne":
             up &= (magnitude & np.uint32(0x7FFFFF)) != 0                 # above half the quantum
         xp.copyto(rounded, ((biased + np.uint32(1)) << np.uint32(23)) * up, where=drop >= 24)
+        rounded |= bits & sign_bit
         past_top_is_inf = False
     # Fix-ups are masked copies, which write only where the mask holds (numpy's where costs a
     # nanosecond an element even for an empty mask), and are left out where rounding itself
@@ -167,14 +172,14 @@ def _round_float32(x, fmt, rounding, saturate, xp):
     else:
         overflow = np.float32(np.inf if fmt.has_inf else np.nan).view(np.uint32)
     if not past_top_is_inf or (saturate and rounding != "rz"):
-        xp.copyto(rounded, overflow, where=rounded > top)
-    sign = bits ^ magnitude
-    rounded |= sign
+        xp.copyto(rounded, (rounded & sign_bit) | overflow, where=(rounded & np.uint32(0x7FFFFFFF)) > top)
     if not fmt.has_inf or saturate:
-        xp.copyto(rounded, sign | top if saturate else np.float32(np.nan).view(np.uint32), where=magnitude == infinity)
+        magnitude = bits & np.uint32(0x7FFFFFFF)
+        xp.copyto(rounded, (bits & sign_bit) | top if saturate else np.float32(np.nan).view(np.uint32),
+                  where=magnitude == infinity)
         xp.copyto(rounded, bits, where=magnitude > infinity)
     else:
-        xp.copyto(rounded, bits, where=magnitude >= infinity)
+        xp.copyto(rounded, bits, where=(bits & infinity) == infinity)
     return rounded.view(np.float32)
 
 
@@ -184,13 +189,23 @@ def _round_pattern(magnitude, drop, rounding):
     adds ``half - 1`` and the last kept bit, RN-away ``half``, and the dropped bits are cleared."""
     one = np.uint32(1)
     if not isinstance(drop, int):
-        half, some = (one << drop) >> one, (drop > 0).astype(np.uint32)
-        if rounding == "rne":          # the last kept bit: at drop = 23, the implicit bit
-            kept = ((magnitude >> drop) & one) | ((drop == 23) & (magnitude >= np.uint32(0x800000)))
-            carry = kept * some + half - some
+        if rounding == "rz":
+            rounded = magnitude >> drop
         else:
-            carry = half if rounding == "rna" else np.uint32(0)
-        return ((magnitude + carry) >> drop) << drop
+            carry = one << drop
+            carry >>= one                                                 # half the quantum
+            if rounding == "rne":      # plus the last kept bit (at drop = 23, the implicit bit), less one
+                kept = magnitude >> drop
+                kept &= one
+                kept |= (drop == 23) & (magnitude >= np.uint32(0x800000))
+                some = drop > 0
+                kept &= some
+                carry += kept
+                carry -= some
+            rounded = magnitude + carry
+            rounded >>= drop
+        rounded <<= drop
+        return rounded
     if drop == 0:
         return magnitude.copy()
     half, mask = np.uint32(1 << (drop - 1)), np.uint32((1 << 32) - (1 << drop))

@@ -117,7 +117,9 @@ def split_held_in(x, d, axis, residual_dtype):
         if any_saturated:
             part = xp.where(saturated, round_to(scaled, fmt, "rz"), part)
         if i + 1 < d.terms:
-            residual = residual - (xp.ldexp(part, -i * d.shift) if i * d.shift else part)   # exact
+            if residual is x:
+                residual = residual.copy()
+            residual -= xp.ldexp(part, -i * d.shift) if i * d.shift else part               # exact
         terms.append(narrow(part) if held else part)
     if not all_finite:
         terms[0] = xp.where(finite, terms[0], x)
