@@ -15,7 +15,8 @@ from .gemm import with_nonfinite
 
 def residues(t, d):
     """Symmetric residues ``t mod m_l`` in ``[-floor(m/2), ceil(m/2) - 1]`` (int8 range) of the
-    integer-valued float64 array ``t`` (``|t| < 2**72``), one float64 array per modulus.
+    integer-valued float64 array ``t`` (``|t| < 2**72``), one float32 array per modulus (exact: the
+    float32 BLAS of :func:`_block_product` reads them as they are).
 
     The steps of ``ozaki2_residue`` in kernels/common/ozaki2.cuh, each exact: ``t = hi 2**36 +
     lo``, ``r = hi (2**36 mod m) + lo < 2**45``, then ``r - m rint(r / m)`` (+128 -> -128 for 256).
@@ -26,7 +27,7 @@ def residues(t, d):
     for m in d.moduli:
         r = hi * float(2 ** 36 % m) + lo
         r = r - m * np.rint(r * (1.0 / m))
-        out.append(r - m * (r > (m - 1) // 2))    # r - m where r is past the range, r - 0 elsewhere
+        out.append((r - m * (r > (m - 1) // 2)).astype(np.float32))    # r - m past the range, r - 0 elsewhere
     return out
 
 
@@ -65,8 +66,8 @@ def _block_product(ra, rb, k0, k1):
     float64 (below 2**53): the same integers as a float64 product, at float32 BLAS's rate."""
     total = None
     for j in range(k0, k1, EXACT_IN_FLOAT32):
-        x = ra[..., j:min(j + EXACT_IN_FLOAT32, k1)].astype(np.float32)
-        y = rb[..., j:min(j + EXACT_IN_FLOAT32, k1), :].astype(np.float32)
+        x = ra[..., j:min(j + EXACT_IN_FLOAT32, k1)].astype(np.float32, copy=False)
+        y = rb[..., j:min(j + EXACT_IN_FLOAT32, k1), :].astype(np.float32, copy=False)
         run = np.matmul(x, y).astype(np.float64)
         total = run if total is None else total + run
     return total
