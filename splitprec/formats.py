@@ -132,6 +132,96 @@ def narrow(x):
     return xp.where(small, tiny, normal).astype(np.uint32).view(np.float32)
 
 
+def _round_float32(x, fmt, rounding, saturate, xp):
+    """:func:`round_to` of float32 ``x`` by integer operations on its bits alone (no float
+    arithmetic, so a device that flushes float32 subnormals gives the same bits), for formats whose
+    normal range starts at or above float32's (``emin >= -126``) and ``p <= 24``.
+
+    The target's quantum at ``x`` is ``2**drop`` float32 quanta, ``drop = 24 - p + max(emin - e, 0)``
+    with ``e`` the exponent of ``x`` (-126 for float32 subnormals): ``24 - p`` for every ``x`` when
+    ``emin = -126`` (tf32, bf16). While ``drop <= 23`` that quantum is a power of two of the bit
+    pattern itself, so rounding the pattern rounds the value, and a carry into the exponent field
+    gives the next binade; ``drop >= 24`` (a narrower exponent range, far below it) leaves 0 or
+    the quantum ``2**(e+1)``.
+    """
+    bits = x.view(np.uint32)
+    infinity, top, sign_bit = np.uint32(0x7F800000), np.float32(fmt.max).view(np.uint32), np.uint32(0x80000000)
+    if fmt.emin == -126 and fmt.p >= 2:
+        # The sign bit rides along: no finite value's rounding carries past the exponent field.
+        rounded = _round_pattern(bits, 24 - fmt.p, rounding)
+        past_top_is_inf = fmt.has_inf and int(top) + (1 << (24 - fmt.p)) == int(infinity)
+    else:
+        magnitude = bits & np.uint32(0x7FFFFFFF)
+        biased = magnitude >> np.uint32(23)
+        drop = xp.maximum(biased, np.uint32(1)).astype(np.int32)          # e + 127, in place below
+        xp.subtract(fmt.emin + 127, drop, out=drop)
+        xp.maximum(drop, 0, out=drop)
+        drop += 24 - fmt.p
+        rounded = _round_pattern(magnitude, xp.minimum(drop, 23).astype(np.uint32), rounding)
+        up = (drop == 24) & (biased > 0) & (rounding != "rz")
+        if rounding == "rne":
+            up &= (magnitude & np.uint32(0x7FFFFF)) != 0                 # above half the quantum
+        xp.copyto(rounded, ((biased + np.uint32(1)) << np.uint32(23)) * up, where=drop >= 24)
+        rounded |= bits & sign_bit
+        past_top_is_inf = False
+    # Fix-ups are masked copies, which write only where the mask holds (numpy's where costs a
+    # nanosecond an element even for an empty mask), and are left out where rounding itself
+    # lands on the right pattern: past the largest value comes inf's (tf32, bf16, fp32).
+    if saturate or rounding == "rz":
+        overflow = top
+    else:
+        overflow = np.float32(np.inf if fmt.has_inf else np.nan).view(np.uint32)
+    if not past_top_is_inf or (saturate and rounding != "rz"):
+        xp.copyto(rounded, (rounded & sign_bit) | overflow, where=(rounded & np.uint32(0x7FFFFFFF)) > top)
+    if not fmt.has_inf or saturate:
+        magnitude = bits & np.uint32(0x7FFFFFFF)
+        xp.copyto(rounded, (bits & sign_bit) | top if saturate else np.float32(np.nan).view(np.uint32),
+                  where=magnitude == infinity)
+        xp.copyto(rounded, bits, where=magnitude > infinity)
+    else:
+        xp.copyto(rounded, bits, where=(bits & infinity) == infinity)
+    return rounded.view(np.float32)
+
+
+def _round_pattern(magnitude, drop, rounding):
+    """The float32 magnitude bit patterns ``magnitude`` rounded to multiples of ``2**drop`` float32
+    quanta (``drop``: an int ``<= 22``, or a uint32 array of ``magnitude``'s shape ``<= 23``): RN-even
+    adds ``half - 1`` and the last kept bit, RN-away ``half``, and the dropped bits are cleared."""
+    one = np.uint32(1)
+    if not isinstance(drop, int):
+        if rounding == "rz":
+            rounded = magnitude >> drop
+        else:
+            carry = one << drop
+            carry >>= one                                                 # half the quantum
+            if rounding == "rne":      # plus the last kept bit (at drop = 23, the implicit bit), less one
+                kept = magnitude >> drop
+                kept &= one
+                kept |= (drop == 23) & (magnitude >= np.uint32(0x800000))
+                some = drop > 0
+                kept &= some
+                carry += kept
+                carry -= some
+            rounded = magnitude + carry
+            rounded >>= drop
+        rounded <<= drop
+        return rounded
+    if drop == 0:
+        return magnitude.copy()
+    half, mask = np.uint32(1 << (drop - 1)), np.uint32((1 << 32) - (1 << drop))
+    if rounding == "rz":
+        return magnitude & mask
+    if rounding == "rna":
+        rounded = magnitude + half
+    else:
+        rounded = magnitude >> np.uint32(drop)
+        rounded &= one
+        rounded += half - one
+        rounded += magnitude
+    rounded &= mask
+    return rounded
+
+
 def round_to(x, fmt, rounding="rne", *, saturate=False):
     """Round ``x`` (float32 or float64, numpy or cupy) to ``fmt``; the result keeps ``x``'s dtype.
 
@@ -142,6 +232,8 @@ def round_to(x, fmt, rounding="rne", *, saturate=False):
     xp = namespace(x)
     x = xp.asarray(x)
     _check_input(x, rounding)
+    if x.dtype == np.float32 and fmt.emin >= -126 and fmt.p <= 24:
+        return _round_float32(x, fmt, rounding, saturate, xp)
     wide = widen(x) if x.dtype == np.float32 else x
     bits = wide.view(np.uint64)
     negative = (bits >> np.uint64(63)) == 1

@@ -33,14 +33,39 @@ class Parts:
     exponent: object = None
 
 
-def _pow2_exponent(x, top, axis, xp):
-    """Per-slice power of two that puts the slice's largest finite magnitude in [2**top, 2**(top+1))."""
-    finite = xp.abs(x)
+FOLD_BELOW = 64     # slices along the last axis this short take their maximum by halving
+
+
+def _slice_max(magnitude, axis, xp):
+    """The largest of ``magnitude`` per slice along ``axis`` (keepdims; zero for empty slices).
+
+    Slices along the last axis shorter than ``FOLD_BELOW`` are folded in halves, elementwise:
+    numpy's reduction runs one short loop per slice there, several times slower."""
+    length = magnitude.shape[axis]
+    if not length:
+        return xp.zeros_like(magnitude.sum(axis=axis, keepdims=True))
+    if length >= FOLD_BELOW or axis not in (-1, magnitude.ndim - 1):
+        return magnitude.max(axis=axis, keepdims=True)
+    while magnitude.shape[-1] > 1:
+        half = magnitude.shape[-1] // 2
+        folded = xp.maximum(magnitude[..., :half], magnitude[..., half:2 * half])
+        if magnitude.shape[-1] % 2:
+            folded[..., :1] = xp.maximum(folded[..., :1], magnitude[..., -1:])
+        magnitude = folded
+    return magnitude
+
+
+def _peak(residual, axis, xp):
+    """The largest magnitude of each slice along ``axis`` (None: of the whole array), keepdims."""
+    magnitude = xp.abs(residual)
     if axis is None:
-        peak = finite.max() if finite.size else xp.float64(0)
-    else:
-        peak = finite.max(axis=axis, keepdims=True) if finite.shape[axis] else \
-            xp.zeros_like(finite.sum(axis=axis, keepdims=True))
+        return magnitude.max(keepdims=True) if magnitude.size else xp.zeros((1,) * magnitude.ndim, magnitude.dtype)
+    return _slice_max(magnitude, axis, xp)
+
+
+def _pow2_exponent(peak, top):
+    """Per-slice power of two that puts the slice's largest magnitude ``peak`` in [2**top, 2**(top+1))."""
+    xp = namespace(peak)
     _, e = xp.frexp(peak)                                  # peak = f * 2**e, f in [0.5, 1)
     return xp.where(peak > 0, e - 1 - top, 0).astype(np.int32)
 
@@ -48,34 +73,56 @@ def _pow2_exponent(x, top, axis, xp):
 def split(x, dtype, *, axis=None):
     """Split float32 ``x`` into the parts of ``dtype``; ``axis`` is the slice of pow2 scaling.
 
-    The residuals are float32 values held in float64 (every step is exact there as in float32),
-    so subnormals survive on devices that flush float32 subnormals (see ``formats.widen``).
+    Every step is exact in float32 but the rounding of each part, so the residuals are held in
+    float32 where float32 arithmetic keeps subnormals (numpy) and a residual scaled by
+    ``2**(i*shift)`` stays in float32's range (pow2 scaling, or no shift), and as float32 values in
+    float64 elsewhere (cupy flushes subnormals; see ``formats.widen``): the same bits either way.
     """
     d = get_dtype(dtype)
     xp = namespace(x)
     if x.dtype != np.float32:
         raise TypeError(f"split: x has dtype {x.dtype}; {d.name} splits float32 values")
+    in_float32 = xp is np and (d.scaling == "pow2" or not d.shift)
+    return split_held_in(x, d, axis, np.float32 if in_float32 else np.float64)
+
+
+def split_held_in(x, d, axis, residual_dtype):
+    """:func:`split` of float32 ``x`` in scheme ``d`` with the residuals held in ``residual_dtype``
+    (float32 or float64: the same parts, bit for bit; float32 needs IEEE subnormals)."""
+    xp = namespace(x)
     fmt = d.format
+    held = residual_dtype == np.float64
     finite = xp.isfinite(x)
-    residual = widen(xp.where(finite, x, np.float32(0)))
+    all_finite = bool(finite.all())
+    residual = x if all_finite else xp.where(finite, x, np.float32(0))
+    residual = widen(residual) if held else residual
     exponent = None
+    peak = _peak(residual, axis, xp)
     if d.scaling == "pow2":
-        exponent = _pow2_exponent(residual, d.scale_exponent(1 if axis is None else x.shape[axis]), axis, xp)
-        residual = round_to(xp.ldexp(residual, -exponent), "fp32")   # the scaled float32 value
+        exponent = _pow2_exponent(peak, d.scale_exponent(1 if axis is None else x.shape[axis]))
+        if axis is None:
+            exponent = exponent.reshape(())
+        residual = round_to(xp.ldexp(residual, -exponent), "fp32") if held else xp.ldexp(residual, -exponent)
+        peak = xp.ldexp(peak, -exponent)           # exact: the scaled peak is a normal number
     # Values whose top part could round past the base format or, once unscaled, past float32 are
     # split toward zero: their parts then sum to at most |x|.
     top = fmt.max if exponent is None else \
-        xp.minimum(fmt.max, round_to(xp.ldexp(np.float64(_FP32_MAX), -exponent), fmt, "rz"))
-    saturated = xp.abs(residual) > top
+        xp.minimum(fmt.max, round_to(xp.ldexp(np.float64(_FP32_MAX), -exponent), fmt, "rz")).astype(residual.dtype)
+    any_saturated = bool((peak > top).any())
+    saturated = xp.abs(residual) > top if any_saturated else None
     terms = []
     for i in range(d.terms):
-        scaled = xp.ldexp(residual, i * d.shift)
+        scaled = xp.ldexp(residual, i * d.shift) if i * d.shift else residual
         part = round_to(scaled, fmt, d.rounding)
-        if saturated.any():
+        if any_saturated:
             part = xp.where(saturated, round_to(scaled, fmt, "rz"), part)
-        residual = residual - xp.ldexp(part, -i * d.shift)              # exact
-        terms.append(narrow(part))
-    terms[0] = xp.where(finite, terms[0], x)
+        if i + 1 < d.terms:
+            if residual is x:
+                residual = residual.copy()
+            residual -= xp.ldexp(part, -i * d.shift) if i * d.shift else part               # exact
+        terms.append(narrow(part) if held else part)
+    if not all_finite:
+        terms[0] = xp.where(finite, terms[0], x)
     return Parts(tuple(terms), exponent)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, strategies as st
 
-from splitprec.formats import FORMATS, ROUNDINGS, get_format, is_representable, round_to
+from splitprec.formats import FORMATS, ROUNDINGS, Format, get_format, is_representable, narrow, round_to, widen
 
 ML_DTYPES = {"bf16": ml_dtypes.bfloat16, "fp16": np.float16,
              "fp8_e4m3": ml_dtypes.float8_e4m3fn, "fp8_e5m2": ml_dtypes.float8_e5m2}
@@ -172,3 +172,29 @@ def test_round_to_on_cupy_matches_numpy():
             got = round_to(cupy.asarray(x), name, rounding)
             assert isinstance(got, cupy.ndarray)
             assert same(cupy.asnumpy(got), round_to(x, name, rounding))
+
+
+def _tie_patterns():
+    """float32 bit patterns at and beside every rounding boundary of every exponent: each mantissa
+    of one or three times a power of two, one below and one above, both signs."""
+    mantissas = sorted({v & 0x7FFFFF for j in range(24)
+                        for v in (1 << j, (1 << j) - 1, (1 << j) + 1, 3 << j, (3 << j) - 1, (3 << j) + 1)} | {0})
+    patterns = np.array([(e << 23) | m for e in range(256) for m in mantissas], np.uint32)
+    return np.concatenate([patterns, patterns | np.uint32(0x80000000)])
+
+
+@pytest.mark.parametrize("name", [*FORMATS, "p1", "p24e5"])
+def test_round_to_float32_by_its_bits_equals_the_float64_rounding(name):
+    """float32 input is rounded on its bit pattern; the float64 path, the exact oracle's twin above,
+    gives the same bits on every boundary, subnormal, NaN payload and inf (user formats included)."""
+    fmt = {"p1": Format("p1", 1, -100, 100, 2.0 ** 100, True),
+           "p24e5": Format("p24e5", 24, -14, 15, (2 - 2.0 ** -23) * 2.0 ** 15, True)}.get(name, name)
+    rng = np.random.default_rng(3)
+    bits = np.concatenate([_tie_patterns(), rng.integers(0, 2 ** 32, 20000, dtype=np.uint64).astype(np.uint32)])
+    x = bits.view(np.float32)
+    with np.errstate(invalid="ignore"):
+        for rounding in ROUNDINGS:
+            for saturate in (False, True):
+                got = round_to(x, fmt, rounding, saturate=saturate)
+                expected = narrow(round_to(widen(x), fmt, rounding, saturate=saturate))
+                assert np.array_equal(got.view(np.uint32), expected.view(np.uint32)), (rounding, saturate)

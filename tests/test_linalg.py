@@ -1,4 +1,6 @@
 """sp.matmul: numpy's matmul semantics, non-finite values, errors, and a first accuracy check."""
+import tracemalloc
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -208,3 +210,35 @@ def test_precision_is_case_insensitive_as_scheme_names_regression(precision):
     np.testing.assert_array_equal(sp.matmul(x, x, precision=precision), sp.matmul(x, x, precision=lower))
     with sp.default_scheme(precision) as chosen:
         assert chosen == lower and sp.default_scheme()["float32" if lower == "fp32" else "float64"] == lower
+
+
+def _peak_bytes(fn):
+    """Bytes numpy holds at the peak of ``fn()`` beyond what it held before (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        fn()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("name", ["bf16x6", "bf16x9", "tf32x3", "bf16x3"])
+def test_matmul_cpu_engine_memory_within_4x_numpy_regression(name):
+    """The CPU engine held 11.5x numpy's memory (inputs included): products now go into one reused
+    buffer, the unscaling runs in place and the split's temporaries are float32."""
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((256, 256)).astype(np.float32) for _ in range(2))
+    sp.matmul(a, b, dtype=name)
+    inputs = a.nbytes + b.nbytes
+    assert inputs + _peak_bytes(lambda: sp.matmul(a, b, dtype=name)) <= 4 * (inputs + _peak_bytes(lambda: a @ b))
+
+
+def test_vector_product_memory_grows_linearly_in_k_regression():
+    rng = np.random.default_rng(1)
+    peaks = []
+    for k in (2 ** 14, 2 ** 16):
+        a, b = rng.standard_normal((1, k)).astype(np.float32), rng.standard_normal((k, 1)).astype(np.float32)
+        sp.matmul(a, b, dtype="bf16x9")
+        peaks.append(_peak_bytes(lambda: sp.matmul(a, b, dtype="bf16x9")) / (a.nbytes + b.nbytes))
+    assert peaks[1] <= 1.05 * peaks[0] and peaks[1] <= 5

@@ -306,3 +306,23 @@ def test_gpu_nonfinite_inputs_propagate_as_in_float64():
     got = sp.matmul(cupy.asarray(a), cupy.asarray(b), precision="fp64").get()
     for test in (np.isnan, np.isposinf, np.isneginf):
         assert np.array_equal(test(got), test(reference))
+
+
+def test_reference_fmod_equals_numpy_fmod_signed_zeros_included():
+    rng = np.random.default_rng(11)
+    x = rng.integers(-2 ** 51, 2 ** 51, 5000).astype(np.float64)
+    x[:300] = -256.0 * rng.integers(0, 2 ** 20, 300)           # multiples of the modulus: -0.0
+    x[300:310] = [0.0, -0.0, 255.0, -255.0, 256.0, -256.0, 2.0 ** 51, -(2.0 ** 51), 1.0, -1.0]
+    for m in ozaki2_int8(18).moduli:
+        assert np.array_equal(reference_ozaki._fmod(x, m).view(np.int64), np.fmod(x, m).view(np.int64))
+
+
+@pytest.mark.parametrize("k", [1, 1023, 1024, 1025, 2049])
+def test_reference_residue_products_by_float32_runs_are_exact(k):
+    """Runs of 1024 in float32 BLAS: every partial sum an integer of at most 2**24, so the largest
+    residues (-128 everywhere) give exactly the float64 product."""
+    rng = np.random.default_rng(k)
+    ra = rng.integers(-128, 128, (3, 4, k)).astype(np.float64)
+    rb = rng.integers(-128, 128, (k, 5)).astype(np.float64)
+    ra[0], rb[:, 0] = -128.0, -128.0
+    assert np.array_equal(reference_ozaki._block_product(ra, rb, 0, k), ra @ rb)

@@ -7,7 +7,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 INDEX = RESULTS / "INDEX.md"
 INDEXED_NAME = re.compile(r"`([\w.-]+\.(?:json|log|txt))`")
-CITED_NAME = re.compile(r"(?<![\w.{,-])((?:fft|gemm|gpu|host|ncu|report|row)-[\w-]*\.(?:json|log|txt))")
+CITED_NAME = re.compile(r"(?<![\w.{,-])((?:cpu|fft|gemm|gpu|host|ncu|report|row)-[\w-]*\.(?:json|log|txt))")
 CITING = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
           ROOT / "splitprec" / "engines" / "cuda" / "tuning.json"]
 

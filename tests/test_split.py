@@ -1,11 +1,11 @@
 """Split and merge: the representation bound, exactness, range ends and non-finite values."""
 import numpy as np
 import pytest
-from hypothesis import example, given, strategies as st
+from hypothesis import example, given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
 import splitprec as sp
-from splitprec.split import merge, split
+from splitprec.split import _slice_max, merge, split, split_held_in
 from splitprec.formats import is_representable
 
 ALL_DTYPES = sp.dtypes("float32")
@@ -109,3 +109,27 @@ def test_split_on_cupy_equals_numpy_subnormals_included_regression(name):
     for p, q in zip(cpu.terms, gpu.terms):
         assert np.array_equal(p.view(np.uint32), cupy.asnumpy(q).view(np.uint32))
     assert np.array_equal(merge(cpu, name), cupy.asnumpy(merge(gpu, name)), equal_nan=True)
+
+
+@given(bits=arrays(np.uint32, st.tuples(st.integers(1, 6), st.integers(1, 40))), name=st.sampled_from(ALL_DTYPES),
+       axis=st.sampled_from([None, -1, -2]))
+@example(bits=(np.float32([[1e-45, -3e-39, 2.0 ** -126, 3.4e38, -1.0, 0.0]]).view(np.uint32)), name="fp16x3", axis=-1)
+@example(bits=(np.float32([[1e-45, 2.0 ** -149 * 3, 1e-38, 1.5e-39]]).view(np.uint32)), name="bf16x9", axis=None)
+@settings(max_examples=60, deadline=None)
+def test_split_residuals_in_float32_equal_residuals_in_float64(bits, name, axis):
+    """numpy holds the residuals in float32, cupy as float32 values in float64: the same parts and
+    exponents bit for bit, on any float32 bit pattern (subnormals, NaN payloads, inf included)."""
+    x = bits.view(np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        held32, held64 = (split_held_in(x, sp.dtype(name), axis, dtype) for dtype in (np.float32, np.float64))
+    for p, q in zip(held32.terms, held64.terms):
+        assert p.dtype == q.dtype == np.float32
+        assert np.array_equal(p.view(np.uint32), q.view(np.uint32))
+    assert (held32.exponent is None and held64.exponent is None) or np.array_equal(held32.exponent, held64.exponent)
+
+
+@pytest.mark.parametrize("length", [2, 3, 31, 63, 64, 200])
+def test_slice_peaks_along_short_rows_equal_numpy_max(length):
+    rng = np.random.default_rng(length)
+    x = np.abs(rng.standard_normal((5, 3, length))).astype(np.float32) * np.float32(2.0 ** -140)
+    assert np.array_equal(_slice_max(x, -1, np), x.max(axis=-1, keepdims=True))

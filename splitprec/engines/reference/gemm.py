@@ -21,18 +21,24 @@ def narrow_matmul(parts_a, parts_b, d):
     """``sum_(i,j) in d.products  A_i @ B_j * 2**-((i+j)*d.shift)`` in float32, smallest first.
 
     The parts are made C-contiguous first: BLAS picks its kernel, and so its order of summation,
-    by the operands' layout, and the result must not depend on the inputs' strides."""
+    by the operands' layout, and the result must not depend on the inputs' strides. Each product
+    is its own BLAS call over the whole ``k`` (a call's order of summation depends on its shape),
+    written into one buffer and added into the total in place: one rounding per addition, as the
+    model says, and two product-sized arrays in all."""
     xp = namespace(parts_a.terms[0])
     terms_a = [xp.ascontiguousarray(t) for t in parts_a.terms]
     terms_b = [xp.ascontiguousarray(t) for t in parts_b.terms]
-    total = None
+    total = product = None
     for i, j in d.products:
-        product = xp.matmul(terms_a[i], terms_b[j])
+        product = xp.matmul(terms_a[i], terms_b[j], out=product)
         if (i + j) * d.shift:
-            product = xp.ldexp(product, -(i + j) * d.shift).astype(np.float32)
-        total = product if total is None else total + product
+            xp.ldexp(product, -(i + j) * d.shift, out=product)
+        if total is None:
+            total, product = product, None
+        else:
+            total += product
     if parts_a.exponent is not None:
-        total = xp.ldexp(total, parts_a.exponent + parts_b.exponent).astype(np.float32)
+        xp.ldexp(total, xp.add(parts_a.exponent, parts_b.exponent, dtype=np.int16), out=total)
     return total
 
 
@@ -48,8 +54,13 @@ def nonfinite_pattern(a, b):
 
 def _near_top(parts_a, parts_b, c, d, k):
     """Mask of the entries whose ``|A||B|`` may reach ``2**126`` (``SplitDType.overflow_exponent``),
-    and those whose narrow products overflowed anyway."""
-    return (parts_a.exponent + parts_b.exponent >= d.overflow_exponent(k)) | ~np.isfinite(c)
+    and those whose narrow products overflowed anyway; None when there is none."""
+    overflowed = ~np.isfinite(c)
+    threshold = d.overflow_exponent(k)
+    if parts_a.exponent.size and parts_b.exponent.size and \
+            int(parts_a.exponent.max()) + int(parts_b.exponent.max()) >= threshold:
+        overflowed |= parts_a.exponent + parts_b.exponent >= threshold
+    return overflowed if overflowed.any() else None
 
 
 def _recompute(a, b, c, where):
@@ -79,7 +90,7 @@ def _product(a, b, d, parts_a, parts_b):
     parts_b = split(b, d, axis=-2) if parts_b is None else parts_b
     c = narrow_matmul(parts_a, parts_b, d)
     near_top = _near_top(parts_a, parts_b, c, d, a.shape[-1])
-    if near_top.any():
+    if near_top is not None:
         c = _recompute(a, b, c, near_top)
     return c, all_finite
 

@@ -1,9 +1,9 @@
 """The Ozaki-II engine on numpy: scale to integers, residues, exact modular products, CRT.
 
 The numpy engine is the reference model of the GPU engine (``splitprec.engines.cuda.ozaki``): the same
-exponents, the same int8 residues, the same products modulo each ``m_l`` (float64 BLAS here: every
-product of residues and every partial sum is an integer below 2**53, so the result is exact in any
-order), and the same float64 operations in the CRT, so both engines return the same bits.
+exponents, the same int8 residues, the same products modulo each ``m_l`` (float32 BLAS over runs of k short
+enough that every partial sum is an integer of at most 2**24, the runs added in float64 below 2**53:
+exact in any order), and the same float64 operations in the CRT, so both engines return the same bits.
 """
 import numpy as np
 
@@ -15,7 +15,8 @@ from .gemm import with_nonfinite
 
 def residues(t, d):
     """Symmetric residues ``t mod m_l`` in ``[-floor(m/2), ceil(m/2) - 1]`` (int8 range) of the
-    integer-valued float64 array ``t`` (``|t| < 2**72``), one float64 array per modulus.
+    integer-valued float64 array ``t`` (``|t| < 2**72``), one float32 array per modulus (exact: the
+    float32 BLAS of :func:`_block_product` reads them as they are).
 
     The steps of ``ozaki2_residue`` in kernels/common/ozaki2.cuh, each exact: ``t = hi 2**36 +
     lo``, ``r = hi (2**36 mod m) + lo < 2**45``, then ``r - m rint(r / m)`` (+128 -> -128 for 256).
@@ -26,7 +27,7 @@ def residues(t, d):
     for m in d.moduli:
         r = hi * float(2 ** 36 % m) + lo
         r = r - m * np.rint(r * (1.0 / m))
-        out.append(np.where(r > (m - 1) // 2, r - m, r))
+        out.append((r - m * (r > (m - 1) // 2)).astype(np.float32))    # r - m past the range, r - 0 elsewhere
     return out
 
 
@@ -56,16 +57,39 @@ def crt(r, d, xp=np):
     return high + (error + low)
 
 
+EXACT_IN_FLOAT32 = 1024   # k of residue products whose sums stay exact in float32: 1024 * 128**2 = 2**24
+
+
+def _block_product(ra, rb, k0, k1):
+    """``ra[..., k0:k1] @ rb[..., k0:k1, :]`` of residues, exactly, in float64: float32 BLAS over
+    runs of ``EXACT_IN_FLOAT32`` (each an integer of at most 2**24, exact in any order) added in
+    float64 (below 2**53): the same integers as a float64 product, at float32 BLAS's rate."""
+    total = None
+    for j in range(k0, k1, EXACT_IN_FLOAT32):
+        x = ra[..., j:min(j + EXACT_IN_FLOAT32, k1)].astype(np.float32, copy=False)
+        y = rb[..., j:min(j + EXACT_IN_FLOAT32, k1), :].astype(np.float32, copy=False)
+        run = np.matmul(x, y).astype(np.float64)
+        total = run if total is None else total + run
+    return total
+
+
+def _fmod(x, m):
+    """``numpy.fmod(x, m)`` of integer-valued float64 ``x`` (``|x| < 2**52``) and modulus ``m``, by
+    exact operations: ``x - m trunc(x / m)`` (the quotient rounds to the right integer at these
+    magnitudes), the sign of ``x`` kept on zeros, as fmod does; libm's fmod costs ~15 ns an entry."""
+    return np.copysign(x - m * np.trunc(x / m), x)
+
+
 def _modular_products(ra, rb, d):
     """``(A' B') mod m_l`` per modulus, reduced like the CRT kernel: ``acc = P_0``, then
     ``acc = fmod(acc, m) + fmod(P_b, m)`` for each further k-block ``b``, then ``fmod(acc, m)``."""
     k = ra[0].shape[-1]
     out = []
     for l, m in enumerate(d.moduli):
-        acc = np.matmul(ra[l][..., :K_BLOCK], rb[l][..., :K_BLOCK, :])
+        acc = _block_product(ra[l], rb[l], 0, min(K_BLOCK, k))
         for k0 in range(K_BLOCK, k, K_BLOCK):
-            acc = np.fmod(acc, m) + np.fmod(np.matmul(ra[l][..., k0:k0 + K_BLOCK], rb[l][..., k0:k0 + K_BLOCK, :]), m)
-        out.append(np.fmod(acc, m))
+            acc = _fmod(acc, m) + _fmod(_block_product(ra[l], rb[l], k0, min(k0 + K_BLOCK, k)), m)
+        out.append(_fmod(acc, m))
     return out
 
 

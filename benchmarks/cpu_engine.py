@@ -1,0 +1,167 @@
+"""CPU engine against numpy: time and peak memory of each row, splitprec's numpy-input engine beside numpy.
+
+Rows: matmul at 512^3, 2048^3 and 4096^3 (the default ``precision="fp32"`` scheme and every
+multi-part float32 scheme), FFTs of one complex64 line of length 2^16 to 2^22, 1 x k x 1
+bf16x9 vector products (k = 2^18, 2^20) and the 2048^3 ``precision="fp64"`` (adaptive Ozaki-II) product, each beside
+numpy's own call on the same inputs (float32 matmul, ``numpy.fft.fft`` on complex64, float64 matmul).
+Each result is checked first against ``accuracy`` (asserted: the matmuls within
+``accuracy.bounds.gemm_bound`` of the float64 product at 512^3, the FFTs within
+``accuracy.fft_bound`` of the float64 transform). Time: the medians of splitprec's and numpy's
+calls, made in turn, over the rounds that fit in ``--seconds`` (at least ``--min-reps``) after one
+warm-up call each. Memory: the bytes numpy holds at the
+row's peak (``tracemalloc``, which numpy reports its buffers to), inputs included, in one more call.
+Writes ``benchmarks/results/cpu-engine-<date>-<sha>.json`` with the machine's description.
+Usage: ``python benchmarks/cpu_engine.py [--quick] [--out DIR]``.
+"""
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import platform
+import subprocess
+import time
+import tracemalloc
+
+import numpy as np
+
+import splitprec as sp
+from splitprec.accuracy import fft_bound
+from splitprec.accuracy.bounds import gemm_bound
+from splitprec.dtypes import cheapest
+
+MATMUL_SIZES = (512, 2048, 4096)
+MATMUL_SCHEMES = ("fp32", "tf32x3", "bf16x3", "bf16x6", "bf16x9", "fp16x3")
+FFT_LOG2 = (16, 18, 20, 22)
+VECTOR_KS = (2 ** 18, 2 ** 20)   # two lengths: the split's cost should grow linearly in k
+FP64_SIZE = 2048
+DEFAULT_FP32 = cheapest("fp32")   # what precision="fp32" and the ffts' default run on the CPU
+QUICK = {"matmul": (512, 2048), "fft": (16, 20), "schemes": ("fp32", "bf16x9")}
+
+
+def seconds_per_call(ours, theirs, seconds, min_reps):
+    """Median wall times of ``ours()`` and ``theirs()``, called in turn (so that a busy machine slows
+    both alike) over the rounds that fit in ``seconds`` (at least ``min_reps``), after one warm-up each."""
+    ours(), theirs()
+    times, start = [], time.perf_counter()
+    while len(times) < min_reps or time.perf_counter() - start < seconds:
+        t0 = time.perf_counter()
+        ours()
+        t1 = time.perf_counter()
+        theirs()
+        times.append((t1 - t0, time.perf_counter() - t1))
+    return tuple(float(t) for t in np.median(times, axis=0))
+
+
+def peak_bytes(fn, inputs):
+    """Bytes held at the peak of one call of ``fn``: the inputs' plus the most the call adds."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    fn()
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    return peak + sum(x.nbytes for x in inputs)
+
+
+def row(op, name, size, ours, theirs, inputs, args):
+    """One result row: time and peak memory of ``ours`` (splitprec) and ``theirs`` (numpy)."""
+    t_ours, t_theirs = seconds_per_call(ours, theirs, args.seconds, args.min_reps)
+    result = {"op": op, "name": name, "size": size, "seconds": t_ours, "numpy_seconds": t_theirs,
+              "x_numpy": t_ours / t_theirs, "peak_mb": peak_bytes(ours, inputs) / 2 ** 20,
+              "numpy_peak_mb": peak_bytes(theirs, inputs) / 2 ** 20}
+    result["x_numpy_memory"] = result["peak_mb"] / result["numpy_peak_mb"]
+    print(f"{op:7s} {name:20s} {size:>14s}  {t_ours:9.4f} s  {result['x_numpy']:6.1f}x numpy  "
+          f"{result['peak_mb']:8.1f} MB ({result['x_numpy_memory']:.1f}x numpy's)", flush=True)
+    return result
+
+
+def check_accuracy(rng):
+    """Every matmul scheme within its bound at 512^3 and every FFT length within its bound (asserted)."""
+    a, b = (rng.standard_normal((512, 512)).astype(np.float32) for _ in range(2))
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    for name in MATMUL_SCHEMES:
+        d = DEFAULT_FP32 if name == "fp32" else name
+        ratio = float((np.abs(sp.matmul(a, b, dtype=d) - exact) / gemm_bound(a, b, d)).max())
+        assert ratio <= 1, f"matmul {name} exceeds its bound: max error/bound = {ratio!r}"
+    for log2n in FFT_LOG2:
+        x = rng.standard_normal(2 ** (log2n + 1)).astype(np.float32).view(np.complex64)
+        exact = np.fft.fft(x.astype(np.complex128))
+        error = np.linalg.norm(sp.fft.fft(x) - exact) / np.linalg.norm(exact)
+        bound = fft_bound(x, DEFAULT_FP32)
+        assert error <= bound, f"fft 2^{log2n} exceeds its bound: {error!r} > {bound!r}"
+
+
+def matmul_rows(rng, sizes, schemes, args):
+    rows = []
+    for n in sizes:
+        a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
+        for name in schemes:
+            kwargs = {"precision": "fp32"} if name == "fp32" else {"dtype": name}
+            rows.append(row("matmul", name, f"{n}^3", lambda: sp.matmul(a, b, **kwargs),
+                            lambda: np.matmul(a, b), (a, b), args))
+    return rows
+
+
+def fft_rows(rng, log2ns, args):
+    rows = []
+    for log2n in log2ns:
+        x = rng.standard_normal(2 ** (log2n + 1)).astype(np.float32).view(np.complex64)
+        rows.append(row("fft", "fp32", f"2^{log2n}", lambda: sp.fft.fft(x), lambda: np.fft.fft(x), (x,), args))
+    return rows
+
+
+def vector_rows(rng, args):
+    rows = []
+    for k in VECTOR_KS:
+        a = rng.standard_normal((1, k)).astype(np.float32)
+        b = rng.standard_normal((k, 1)).astype(np.float32)
+        rows.append(row("matmul", "bf16x9", f"1x{k}x1", lambda: sp.matmul(a, b, dtype="bf16x9"),
+                        lambda: np.matmul(a, b), (a, b), args))
+    return rows
+
+
+def fp64_row(rng, args):
+    a, b = (rng.standard_normal((FP64_SIZE, FP64_SIZE)) for _ in range(2))
+    return row("matmul", "fp64", f"{FP64_SIZE}^3", lambda: sp.matmul(a, b, precision="fp64"),
+               lambda: np.matmul(a, b), (a, b), args)
+
+
+def machine():
+    """The machine and the libraries the rows ran on."""
+    cpu = next((line.split(":", 1)[1].strip() for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor()) if pathlib.Path("/proc/cpuinfo").exists() \
+        else platform.processor()
+    blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+    sha = os.environ.get("SPLITPREC_GIT_SHA") or subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
+    return {"device": "cpu", "cpu": cpu, "cores": os.cpu_count(), "machine": platform.machine(),
+            "python": platform.python_version(), "numpy": np.__version__,
+            "blas": f"{blas.get('name')} {blas.get('version')}", "splitprec": sp.__version__, "git_sha": sha,
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="512^3 and 2048^3, two schemes, two FFT lengths")
+    parser.add_argument("--seconds", type=float, default=2.0, help="time spent per timed call (after warm-up)")
+    parser.add_argument("--min-reps", type=int, default=3)
+    parser.add_argument("--only", choices=("matmul", "fft", "vector", "fp64"), action="append")
+    parser.add_argument("--out", default=str(pathlib.Path(__file__).parent / "results"))
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(0)
+    check_accuracy(rng)
+    only = set(args.only or ("matmul", "fft", "vector", "fp64"))
+    sizes, schemes, log2ns = (QUICK["matmul"], QUICK["schemes"], QUICK["fft"]) if args.quick else \
+        (MATMUL_SIZES, MATMUL_SCHEMES, FFT_LOG2)
+    results = (matmul_rows(rng, sizes, schemes, args) if "matmul" in only else []) + \
+        (fft_rows(rng, log2ns, args) if "fft" in only else []) + \
+        (vector_rows(rng, args) if "vector" in only else []) + ([fp64_row(rng, args)] if "fp64" in only else [])
+    head = machine()
+    path = pathlib.Path(args.out) / f"cpu-engine-{head['date'][:10]}-{head['git_sha']}.json"
+    path.write_text(json.dumps({**head, "results": results}, indent=1) + "\n")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
