@@ -70,15 +70,22 @@ def _arrange(x, labels, order, shape):
     return x if shape == x.shape else x.reshape(shape)
 
 
-def contract(a, b, sub_a, sub_b, sub_out, op):
-    """The contraction ``sub_a,sub_b->sub_out`` (label strings; every label of one operand only
-    is in ``sub_out``, axes of one label have equal lengths) as one batched matmul."""
-    size = dict(zip(sub_a, a.shape)) | dict(zip(sub_b, b.shape))
+def label_groups(sub_a, sub_b, sub_out, shape_a, shape_b):
+    """``(batch, free_a, free_b, summed, lengths)``: the labels of ``sub_a,sub_b->sub_out`` grouped as
+    one batched matmul takes them (batch, rows of a, columns of b, summed), and ``lengths(labels)``,
+    the sizes of labels."""
+    size = dict(zip(sub_a, shape_a)) | dict(zip(sub_b, shape_b))
     batch = [c for c in sub_out if c in sub_a and c in sub_b]
     free_a = [c for c in sub_out if c in sub_a and c not in sub_b]
     free_b = [c for c in sub_out if c in sub_b and c not in sub_a]
     summed = [c for c in sub_a if c in sub_b and c not in sub_out]
-    lengths = lambda labels: tuple(size[c] for c in labels)   # noqa: E731
+    return batch, free_a, free_b, summed, lambda labels: tuple(size[c] for c in labels)
+
+
+def contract(a, b, sub_a, sub_b, sub_out, op):
+    """The contraction ``sub_a,sub_b->sub_out`` (label strings; every label of one operand only
+    is in ``sub_out``, axes of one label have equal lengths) as one batched matmul."""
+    batch, free_a, free_b, summed, lengths = label_groups(sub_a, sub_b, sub_out, a.shape, b.shape)
     m, k, n = (math.prod(lengths(x)) for x in (free_a, summed, free_b))
     a3 = _arrange(a, list(sub_a), batch + free_a + summed, lengths(batch) + (m, k))
     b3 = _arrange(b, list(sub_b), batch + summed + free_b, lengths(batch) + (k, n))

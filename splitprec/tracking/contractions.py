@@ -16,7 +16,7 @@ sum first).
 import numpy as np
 
 from .._backend import namespace
-from ..array.contractions import einsum_labels, matmul as split_matmul
+from ..array.contractions import einsum_labels, label_groups, matmul as split_matmul
 from ..array.core import SplitArray, promote
 from ..linalg import _scheme as linalg_scheme
 from .core import UFUNCS, TrackedArray, implements
@@ -109,12 +109,7 @@ def einsum(subscripts, *operands, out=None, optimize=False):
 
 def _contract(a, b, sub_a, sub_b, sub_out):
     """The tracked contraction ``sub_a,sub_b->sub_out`` as one batched matmul."""
-    size = dict(zip(sub_a, a.shape)) | dict(zip(sub_b, b.shape))
-    batch = [c for c in sub_out if c in sub_a and c in sub_b]
-    free_a = [c for c in sub_out if c in sub_a and c not in sub_b]
-    free_b = [c for c in sub_out if c in sub_b and c not in sub_a]
-    summed = [c for c in sub_a if c in sub_b and c not in sub_out]
-    lengths = lambda labels: tuple(size[c] for c in labels)   # noqa: E731
+    batch, free_a, free_b, summed, lengths = label_groups(sub_a, sub_b, sub_out, a.shape, b.shape)
     rows, inner, cols = (int(np.prod(lengths(x))) for x in (free_a, summed, free_b))
     a3 = np.transpose(a, [sub_a.index(c) for c in batch + free_a + summed]).reshape(lengths(batch) + (rows, inner))
     b3 = np.transpose(b, [sub_b.index(c) for c in batch + summed + free_b]).reshape(lengths(batch) + (inner, cols))
