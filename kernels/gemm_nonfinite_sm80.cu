@@ -9,10 +9,15 @@
 //    sign, NaN/inf kept): a sum of integers of magnitude <= k, so its NaN/inf are exactly the
 //    product's (inf * 0 and inf - inf are NaN), and it is never finite, since a NaN/inf input meets
 //    a sign or a zero;
-//  - float32 only: where 2 k max|A| max|B| may reach 2**125, recomputes every other entry that may
+//  - float32: where 2 k max|A| max|B| may reach 2**125, recomputes every other entry that may
 //    reach the top of float32's range (its pow2 row and column exponents sum to at least
 //    `overflow_exponent`, SplitDType.overflow_exponent) or that overflowed, as a float64 dot product
-//    rounded once to float32, ties to even: finite if the product is, else the product's signed inf.
+//    rounded once to float32, ties to even: finite if the product is, else the product's signed inf;
+//  - float64 (the fixed Ozaki-II schemes' rescue, splitprec.engines.fp64.rescue_overflow): where the
+//    residue kernels' largest row and column 2-norm exponents (norm_peaks, biased by 2048) sum to
+//    at least 1024, recomputes every entry whose own row and column exponents do (from the residue
+//    exponents sigma = bits - e) as a float64 dot product: the plain one where it stays finite, else
+//    the dot of the row and column scaled to 2-norms <= 2**510, scaled back (±inf beyond the range).
 // Signs and float64 operands come from the bits: cupy compiles with -ftz=true, which would flush a
 // subnormal before a comparison or a conversion (and turn inf * subnormal into inf * 0 = NaN).
 
@@ -37,19 +42,28 @@ __device__ __forceinline__ double widen_keep_subnormals(float x) {
 // a: (a_batches, m, k), b: (b_batches, k, n), c: (batch, m, n) of T, contiguous; a_batches and
 // b_batches are batch or 1 (broadcast). peaks[0], peaks[1]: the largest |A| and |B| bits;
 // lines_a (a_batches, m) and lines_b (b_batches, n): nonzero where a row of A / column of B holds
-// NaN/inf; exponent_a (a_batches, m), exponent_b (b_batches, n): the float32 split's pow2 exponents
-// (null for float64).
+// NaN/inf; exponent_a (a_batches, m), exponent_b (b_batches, n): the float32 split's pow2 exponents,
+// or the float64 residues' sigma (null for neither); norm_peaks (float64): the two biased largest
+// norm exponents, zero where the residue kernels did not record them; bits_a, bits_b: the float64
+// scheme's Q of A and of B.
 template <typename T>
 __global__ void __launch_bounds__(256)
 gemm_nonfinite(const T* a, const T* b, T* c, const unsigned* peaks, const unsigned* lines_a,
                const unsigned* lines_b, int m, int n, int k, long long batch, int a_batched, int b_batched,
-               const int* exponent_a, const int* exponent_b, int overflow_exponent) {
+               const int* exponent_a, const int* exponent_b, int overflow_exponent,
+               const unsigned* norm_peaks, int bits_a, int bits_b) {
   const unsigned peak_a = peaks[0], peak_b = peaks[1];
   const bool special = max(peak_a, peak_b) >= 0x7F800000u;
-  const double largest_a = widen_keep_subnormals(__uint_as_float(min(peak_a, 0x7F7FFFFFu)));
-  const double largest_b = widen_keep_subnormals(__uint_as_float(min(peak_b, 0x7F7FFFFFu)));
-  // An entry flagged by the exponents has k |A|_row,max |B|_col,max >= 2**124 (docs/bounds.md, section 7).
-  const bool overflow = sizeof(T) == 4 && 2.0 * k * largest_a * largest_b >= 0x1p125;
+  bool overflow;
+  if constexpr (sizeof(T) == 4) {
+    const double largest_a = widen_keep_subnormals(__uint_as_float(min(peak_a, 0x7F7FFFFFu)));
+    const double largest_b = widen_keep_subnormals(__uint_as_float(min(peak_b, 0x7F7FFFFFu)));
+    // An entry flagged by the exponents has k |A|_row,max |B|_col,max >= 2**124 (docs/bounds.md, section 7).
+    overflow = 2.0 * k * largest_a * largest_b >= 0x1p125;
+  } else {
+    overflow = norm_peaks && norm_peaks[0] && norm_peaks[1] &&
+               static_cast<int>(norm_peaks[0]) + static_cast<int>(norm_peaks[1]) - 4096 >= 1024;
+  }
   if (!special && !overflow) return;
   const long long entries = batch * m * n;
   for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < entries;
@@ -74,6 +88,20 @@ gemm_nonfinite(const T* a, const T* b, T* c, const unsigned* peaks, const unsign
       float rounded;   // one rounding, float32 subnormals kept (cupy compiles with -ftz=true)
       asm("cvt.rn.f32.f64 %0, %1;" : "=f"(rounded) : "d"(dot));
       c[e] = rounded;
+    } else {
+      if (!overflow) continue;
+      const int norm_a = bits_a - exponent_a[za * m + i], norm_b = bits_b - exponent_b[zb * n + j];
+      if (norm_a + norm_b < 1024) continue;
+      double dot = 0.0;
+      for (int q = 0; q < k; ++q) dot = fma(row[q], col[static_cast<long long>(q) * n], dot);
+      if (!isfinite(dot)) {
+        const int s = max(norm_a - 510, 0), t = max(norm_b - 510, 0);
+        dot = 0.0;
+        for (int q = 0; q < k; ++q)
+          dot = fma(ldexp(row[q], -s), ldexp(col[static_cast<long long>(q) * n], -t), dot);
+        dot = ldexp(dot, s + t);
+      }
+      c[e] = dot;
     }
   }
 }

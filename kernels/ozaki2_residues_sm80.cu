@@ -29,6 +29,7 @@ ozaki2_residues_sm80(const double* __restrict__ x,    // (batch * rows, k) float
                      int* __restrict__ exponent,       // (batch * rows) sigma per row
                      unsigned* __restrict__ nonfinite, // set to inf's float32 bits when a NaN/inf is read
                      unsigned* __restrict__ lines,     // (batch * rows): set to 1 for a row holding one
+                     unsigned* __restrict__ norm_peak, // or null: the largest e = bits - sigma + 2048 of a nonzero row
                      int rows, int k, int pad,         // pad: k rounded up to a multiple of 16
                      int bits,                         // Q: the row is scaled to 2-norm <= 2**Q
                      int grid)                         // G = splitprec.ozaki.grid_bits(k)
@@ -58,7 +59,10 @@ ozaki2_residues_sm80(const double* __restrict__ x,    // (batch * rows, k) float
   total = ozaki2_block_reduce<false>(total, scratch, lane, warp, warps);
   const int half = total > 1.0 ? (ilogb(total - 1.0) + 2) / 2 : 0;      // total <= 4**half
   const int sigma = peak > 0.0 ? bits - (g - grid + half) : 0;
-  if (threadIdx.x == 0) exponent[row] = sigma;
+  if (threadIdx.x == 0) {
+    exponent[row] = sigma;
+    if (norm_peak && peak > 0.0) atomicMax(norm_peak, static_cast<unsigned>(bits - sigma + 2048));
+  }
   const long long b = row / rows, r = row - b * rows;
   const long long plane = (long long)rows * pad;
   signed char* out = planes + (b * N * rows + r) * pad;

@@ -125,6 +125,11 @@ def engine(xp):
     return reference_fft if xp is np else cuda_fft
 
 
+def conjugate(x):
+    """The exact complex conjugate of complex64 ``x`` by its engine (subnormals kept on every device)."""
+    return engine(namespace(x)).conjugate(x)
+
+
 def _line(x, n, *, kind, inverse, d, factor, nonfinite=None):
     """The 1-D transform of the last axis of ``x`` (already resized) times the norm ``factor``, which
     the engine applies at its power-of-two line scale; ``nonfinite``: as

@@ -76,7 +76,7 @@ import numpy as np
 
 from ._backend import dask_layer, is_dask
 from ._fft_helpers import fftfreq, fftshift, ifftshift, next_fast_len, rfftfreq
-from ._fft_lines import axis_index, check_norm, length, operand, scheme, swapped_norm, transform
+from ._fft_lines import axis_index, check_norm, conjugate, length, operand, scheme, swapped_norm, transform
 from ._fftconvolve import fftconvolve as _fftconvolve
 from .dtypes import SchemeLike
 from .engines.limit import limit, modulus_sum, saturated
@@ -107,9 +107,9 @@ def _raw_fft(a, n, axis, *, norm, out, dtype, inverse, kind, op, hermitian=False
     n = length(n, 2 * (x.shape[axis] - 1) if kind == "c2r" else x.shape[axis], op)
     norm = swapped_norm(norm) if hermitian else check_norm(norm)
     if hermitian and kind == "c2r":
-        x = x.conj()
+        x = conjugate(x)
     y = transform(x, n, axis, norm=norm, inverse=inverse, kind=kind, d=d)
-    return write(back(y.conj() if hermitian and kind == "r2c" else y), out, op)
+    return write(back(conjugate(y) if hermitian and kind == "r2c" else y), out, op)
 
 
 def _nd_args(x, s, axes, op, *, inverse_real):

@@ -1,4 +1,5 @@
 """Tests of splitprec.fft: numpy.fft compatibility, accuracy against complex128 references, errors."""
+import inspect
 import numpy as np
 import pytest
 import scipy.fft as scipy_fft            # single-precision pocketfft: the float32 FFT on the CPU
@@ -1005,3 +1006,53 @@ def test_gpu_fft_nan_makes_its_line_nan(n, axis):
     y = sp.fft.fft(x, axis=axis)
     y = (y.T if axis == 0 else y).get()
     assert np.isnan(y[1].real).all() and np.isnan(y[1].imag).all() and np.isfinite(y[[0, 2]]).all()
+
+
+SHARED_FFT_FUNCTIONS = ("forward", "inverse", "real_forward", "real_inverse", "padded_forward", "conjugate")
+
+
+def _takes_every_parameter_of(reference, cuda):
+    """Whether ``cuda`` accepts every call that ``reference`` accepts: the reference's parameters
+    first, in order, with its kinds and defaults, and any further ones optional."""
+    ref = list(inspect.signature(reference).parameters.values())
+    own = list(inspect.signature(cuda).parameters.values())
+    positional = [p for p in ref if p.kind is not p.KEYWORD_ONLY]
+    if [(p.name, p.kind, p.default) for p in own[:len(positional)]] != [(p.name, p.kind, p.default) for p in positional]:
+        return False
+    by_name = {p.name: p for p in own}
+    keywords = [p for p in ref if p.kind is p.KEYWORD_ONLY]
+    return (all(p.name in by_name and by_name[p.name].default == p.default for p in keywords)
+            and all(p.default is not p.empty for p in own[len(positional):] if p.name not in {q.name for q in keywords}))
+
+
+@pytest.mark.parametrize("name", SHARED_FFT_FUNCTIONS)
+def test_cuda_fft_functions_take_every_argument_the_reference_engine_takes(name):
+    # _fft_lines calls whichever engine holds the array: a keyword only one engine takes breaks the other.
+    assert _takes_every_parameter_of(getattr(reference_fft, name), getattr(cuda_fft, name)), name
+
+
+def test_cuda_stockham_overrides_take_every_argument_of_the_reference_methods():
+    from splitprec.engines.cuda.fft import CudaStockham
+    from splitprec.engines.reference.fft import Stockham
+    overrides = [name for name, member in vars(CudaStockham).items()
+                 if callable(member) and not name.startswith("__") and hasattr(Stockham, name)]
+    assert {"lines", "conjugate", "padded_forward", "block_product"} <= set(overrides)
+    for name in overrides:
+        assert _takes_every_parameter_of(getattr(Stockham, name), getattr(CudaStockham, name)), name
+
+
+def test_the_parity_check_sees_a_missing_keyword():
+    def reference(x, d, *, nonfinite=None, factor=1.0):
+        pass
+
+    def lacking(x, d, *, nonfinite=None):
+        pass
+
+    def extra_required(x, d, extra, *, nonfinite=None, factor=1.0):
+        pass
+
+    def extended(x, d, *, nonfinite=None, factor=1.0, kernel=True):
+        pass
+    assert not _takes_every_parameter_of(reference, lacking)
+    assert not _takes_every_parameter_of(reference, extra_required)
+    assert _takes_every_parameter_of(reference, extended)

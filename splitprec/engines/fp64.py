@@ -8,7 +8,9 @@ gives them. The fixed-count product is ``splitprec.engines.reference.ozaki.matmu
 BLAS, cuBLAS DGEMM); everything else is elementwise numpy/cupy and indexing, the same code on both.
 For every scheme: NaN/inf inputs are zeros in the products and the float64 product's NaN/inf are put
 back after; entries whose rows' and columns' norms allow a result beyond float64's range are
-recomputed as float64 dot products, so results beyond the range are ±inf as in DGEMM.
+recomputed as float64 dot products, so results beyond the range are ±inf as in DGEMM. On the GPU
+the fixed-count schemes do both on the device (``cuda.ozaki.matmul(..., rescue=True)``), so the
+call queues its work without waiting.
 
 On the GPU, ``precision="fp64"`` runs cuBLAS DGEMM for products below ``DGEMM_BELOW`` cubed
 multiply-adds and for plans whose int8 work costs more than one DGEMM (``DGEMM_IN_INT8_GEMMS``):
@@ -127,6 +129,8 @@ def matmul(a, b, d):
     shape = broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
     if 0 in shape or a.shape[-1] == 0:
         return xp.zeros(shape)
+    if xp is not np and d != ADAPTIVE:      # NaN/inf and the rescue on the device: no host wait
+        return cuda_ozaki.matmul(a, b, d, rescue=True)
     finite = bool(xp.isfinite(a).all()) and bool(xp.isfinite(b).all())
     clean_a, clean_b = (x if finite else xp.where(xp.isfinite(x), x, 0.0) for x in (a, b))
     product = (reference_ozaki if xp is np else cuda_ozaki).matmul

@@ -356,6 +356,14 @@ class CudaStockham(Stockham):
                        np.int32(rows), np.int32(cols), np.int64(rows), np.int32(0), np.int32(0)))
         return flat.view(lines.dtype)
 
+    def conjugate(self, x):
+        """The reference engine's, as a flip of each imaginary part's sign bit: cupy's ``conj``
+        compiles with -ftz and flushes subnormal imaginary parts."""
+        import cupy
+        y = cupy.array(x, dtype=np.complex64, order="C")
+        y.view(np.uint32)[..., 1::2] ^= np.uint32(1 << 31)
+        return y
+
     def flag_nonfinite(self, x, nonfinite):
         if nonfinite is not None:
             _flag_nonfinite_kernel()(x, nonfinite)
@@ -398,12 +406,12 @@ ENGINE = CudaStockham()
 PASSES = CudaStockham(fused=False)      # pass by pass even where the fused kernel applies
 
 
-def forward(x, d, *, kernel=True, nonfinite=None, times=None):
+def forward(x, d, *, nonfinite=None, times=None, factor=1.0, kernel=True):
     """The reference engine's ``forward`` on the GPU; ``kernel=False`` runs the passes one by one
     even where the fused kernel applies. ``nonfinite``: a uint32 device scalar set to 1 when ``x``
     holds NaN or ±inf, by the kernel that first reads it."""
-    return (ENGINE if kernel else PASSES).forward(x, d, nonfinite=nonfinite, times=times)
+    return (ENGINE if kernel else PASSES).forward(x, d, nonfinite=nonfinite, times=times, factor=factor)
 
 
-inverse, real_forward, real_inverse, padded_forward = (ENGINE.inverse, ENGINE.real_forward, ENGINE.real_inverse,
-                                                        ENGINE.padded_forward)
+inverse, real_forward, real_inverse, padded_forward, conjugate = (
+    ENGINE.inverse, ENGINE.real_forward, ENGINE.real_inverse, ENGINE.padded_forward, ENGINE.conjugate)

@@ -18,26 +18,35 @@ NONFINITE_EXPRESSION = {"f": "gemm_nonfinite<float>", "d": "gemm_nonfinite<doubl
 def nonfinite_report(a, b):
     """``(words, for_a, for_b)``: the zeroed uint32 report that the operand kernels of ``a`` (batch or
     1, m, k) and ``b`` (batch or 1, k, n) fill and ``fix_nonfinite`` reads (A's and B's peak words,
-    then a flag per row of A and per column of B), and each operand's ``(words, peak, lines)``."""
+    a flag per row of A and per column of B, then A's and B's largest norm exponents, which only the
+    float64 residue kernels record), and each operand's ``(words, peak, lines)``."""
     import cupy
     lines_a = a.shape[0] * a.shape[1]
-    words = cupy.zeros(2 + lines_a + b.shape[0] * b.shape[2], np.uint32)
+    words = cupy.zeros(4 + lines_a + b.shape[0] * b.shape[2], np.uint32)
     return words, (words, 0, 2), (words, 1, 2 + lines_a)
 
 
-def fix_nonfinite(a, b, c, report, exponents=(None, None), overflow_exponent=0):
+def norm_peak_words(report):
+    """The offsets in ``report`` (of :func:`nonfinite_report`) of A's and B's largest norm exponents."""
+    return report.size - 2, report.size - 1
+
+
+def fix_nonfinite(a, b, c, report, exponents=(None, None), overflow_exponent=0, bits=(0, 0)):
     """Give ``c`` (batch, m, n; float32 or float64, as ``a`` and ``b``) the float64 product's NaN/inf
     where the operand kernels for ``a`` (batch or 1, m, k) and ``b`` (batch or 1, k, n) reported them
-    in ``report`` (the words of ``nonfinite_report``), and for float32 recompute the entries that
-    may reach the top of float32's range (``exponents``: the pow2 split's (batch or 1, m) and (batch
-    or 1, n) int32 exponents, whose sum reaches ``overflow_exponent`` there,
-    ``SplitDType.overflow_exponent(k)``) or whose narrow products overflowed: one launch of
-    ``kernels/gemm_nonfinite_sm80.cu``, which returns at once when neither can occur."""
+    in ``report`` (the words of ``nonfinite_report``), and recompute the entries that may overflow:
+    for float32 those that may reach the top of float32's range (``exponents``: the pow2 split's
+    (batch or 1, m) and (batch or 1, n) int32 exponents, whose sum reaches ``overflow_exponent``
+    there, ``SplitDType.overflow_exponent(k)``) or whose narrow products overflowed; for float64
+    those whose rows' and columns' 2-norms allow a result beyond the range, where the residue kernels
+    recorded their norm exponents (``exponents``: their sigma, ``bits``: the scheme's Q per side).
+    One launch of ``kernels/gemm_nonfinite_sm80.cu``, which returns at once when neither can occur."""
     batch, m, n = c.shape
     lines_a = a.shape[0] * m
     grid = (min(-(-c.size // 256), _NONFINITE_BLOCKS), 1, 1)
     launch(NONFINITE_FILE, NONFINITE_EXPRESSION[c.dtype.char], grid, (256, 1, 1),
            (a, b, c, report, at(report, 2), at(report, 2 + lines_a), np.int32(m), np.int32(n),
             np.int32(a.shape[-1]), np.int64(batch), np.int32(a.shape[0] > 1), np.int32(b.shape[0] > 1),
-            at(exponents[0]), at(exponents[1]), np.int32(overflow_exponent)))
+            at(exponents[0]), at(exponents[1]), np.int32(overflow_exponent),
+            at(report, norm_peak_words(report)[0]), np.int32(bits[0]), np.int32(bits[1])))
     return c

@@ -12,8 +12,8 @@
 - ``kernels/ozaki2_crt_sm80.cu``: reduces the products modulo each modulus, recovers the integer
   product by the CRT and scales it back, the numpy engine's operations in the same order.
 - ``kernels/gemm_nonfinite_sm80.cu`` (shared with the float32 engine): NaN/inf where the float64
-  product has them, from the rows and columns the residue kernel flagged; nothing is read back to
-  the host.
+  product has them, from the rows and columns the residue kernel flagged, and (``rescue``) the
+  entries that may leave float64's range as float64 dot products; nothing is read back to the host.
 """
 import functools
 
@@ -23,7 +23,7 @@ import numpy as np
 from ...dtypes import dtype
 from ...ozaki import K_BLOCK, SCHEMES, grid_bits
 from .launch import launch
-from .nonfinite import fix_nonfinite, nonfinite_report
+from .nonfinite import fix_nonfinite, nonfinite_report, norm_peak_words
 from .split import MAX_GRID_Y, at, flatten_batch, product_shape
 from .tuning import TUNING
 
@@ -49,11 +49,12 @@ def instantiations():
             CRT_FILE: [crt_expression(d) for d in SCHEMES]}
 
 
-def _residues(x, d, bits, report):
+def _residues(x, d, bits, report, norm_peak=None):
     """``(planes (batch, N, rows, K') int8, exponents (batch * rows,) int32)`` of float64 ``x``
     (batch, rows, k), C-contiguous. ``report = (words, flag, lines)``: a zeroed uint32 cupy array
     and two indices into it; the kernel sets the flag word to inf's float32 bits and the line word
-    of each row (from ``lines`` on) that holds NaN/inf."""
+    of each row (from ``lines`` on) that holds NaN/inf, and, given ``norm_peak`` (an index into
+    ``words``), raises that word to the largest row 2-norm exponent plus 2048."""
     import cupy
     batch, rows, k = x.shape
     pad = -(-k // _PAD) * _PAD
@@ -61,7 +62,8 @@ def _residues(x, d, bits, report):
     exponent = cupy.empty(batch * rows, np.int32)
     if batch * rows:
         launch(RESIDUE_FILE, residue_expression(d), (batch * rows, 1, 1), (_THREADS, 1, 1),
-               (x, planes, exponent, at(report[0], report[1]), at(report[0], report[2]), np.int32(rows),
+               (x, planes, exponent, at(report[0], report[1]), at(report[0], report[2]),
+                0 if norm_peak is None else at(report[0], norm_peak), np.int32(rows),
                 np.int32(k), np.int32(pad), np.int32(bits), np.int32(grid_bits(k))))
     return planes, exponent
 
@@ -129,10 +131,12 @@ def _crt(prod, ea, eb, batch, n, d):
     return out
 
 
-def matmul(a, b, d):
+def matmul(a, b, d, *, rescue=False):
     """``a @ b`` for float64 cupy ``a`` (..., m, k) and ``b`` (..., k, n), batch dimensions
     broadcast, queued on the current stream with no host wait: the numpy engine's result bit for
-    bit, NaN/inf where the float64 product has them.
+    bit, NaN/inf where the float64 product has them. ``rescue``: the entries whose rows' and
+    columns' 2-norms allow a result beyond float64's range recomputed as float64 dot products on
+    the device (``splitprec.engines.fp64.rescue_overflow``'s rule), so such results are ±inf.
 
     Accuracy: ``accuracy.gemm_bound(a, b, d)``, checked by
     ``tests/test_ozaki.py::test_gpu_matmul_matches_the_numpy_engine``.
@@ -143,8 +147,10 @@ def matmul(a, b, d):
         return cupy.zeros(batch_shape + (m, n), np.float64)
     a, b = flatten_batch(a, batch_shape, batch), flatten_batch(b, batch_shape, batch)
     report, for_a, for_b = nonfinite_report(a, b)
+    norm_a, norm_b = norm_peak_words(report) if rescue else (None, None)
     bits_a, bits_b = d.bits
-    pa, ea = _residues(a, d, bits_a, for_a)
-    pb, eb = _residues(cupy.ascontiguousarray(cupy.swapaxes(b, -1, -2)), d, bits_b, for_b)
-    c = fix_nonfinite(a, b, _crt(_products(pa, pb, batch, d), ea, eb, batch, n, d), report)
+    pa, ea = _residues(a, d, bits_a, for_a, norm_a)
+    pb, eb = _residues(cupy.ascontiguousarray(cupy.swapaxes(b, -1, -2)), d, bits_b, for_b, norm_b)
+    c = fix_nonfinite(a, b, _crt(_products(pa, pb, batch, d), ea, eb, batch, n, d), report, (ea, eb),
+                      bits=d.bits)
     return c.reshape(batch_shape + (m, n))

@@ -179,8 +179,8 @@ def cached_split(x, d, *, stacked, transpose, pad, report, cache):
     if report is not None:
         target, peak, first = report
         stream = cupy.cuda.get_current_stream().ptr
-        for at, start, count in ((peak, 0, 1), (first, 1, lines)):
-            cupy.cuda.runtime.memcpyAsync(at(target, at), at(words, start), 4 * count,
+        for offset, start, count in ((peak, 0, 1), (first, 1, lines)):
+            cupy.cuda.runtime.memcpyAsync(at(target, offset), at(words, start), 4 * count,
                                           cupy.cuda.runtime.memcpyDeviceToDevice, stream)
     return operand
 

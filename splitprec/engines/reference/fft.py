@@ -30,7 +30,7 @@ from .gemm import narrow_matmul
 class Stockham:
     """The transform algorithm of the module docstring on numpy arrays. A subclass for another
     device replaces ``device``, :meth:`block_product`, :meth:`flag_nonfinite`, :meth:`unpack`,
-    :meth:`pack`, :meth:`line_exponents` and :meth:`scale_lines`, and may run whole plans its own
+    :meth:`pack`, :meth:`conjugate`, :meth:`line_exponents` and :meth:`scale_lines`, and may run whole plans its own
     way by overriding :meth:`lines`."""
 
     device = "cpu"
@@ -141,10 +141,13 @@ class Stockham:
         y = xp.concatenate((z[:, :1], z[:, :m - n:-1]), axis=1)
         return y if times is None else y * times
 
+    def conjugate(self, x):
+        """The complex conjugate of complex64 ``x``, exactly (subnormal imaginary parts kept)."""
+        return np.conj(x)
+
     def inverse(self, x, d, nonfinite=None, factor=1.0):
         """Unnormalized inverse DFT along the last axis (times ``factor``): ``conj(forward(conj(x)))``."""
-        xp = namespace(x)
-        return xp.conj(self.forward(xp.conj(x), d, nonfinite=nonfinite, factor=factor))
+        return self.conjugate(self.forward(self.conjugate(x), d, nonfinite=nonfinite, factor=factor))
 
     def padded_forward(self, h, length, d, nonfinite=None, scale=1.0):
         """The forward DFT of length ``length`` of each row of ``h`` (float32 or complex64, ``(rows,
@@ -210,10 +213,10 @@ class Stockham:
         c.imag[..., 0] = 0
         full = xp.empty(c.shape[:-1] + (n,), np.complex64)
         full[..., :c.shape[-1]] = c
-        full[..., c.shape[-1]:] = xp.conj(c[..., 1:])[..., ::-1]
+        full[..., c.shape[-1]:] = self.conjugate(c[..., 1:])[..., ::-1]
         return self.inverse(full, d, nonfinite, factor).real
 
 
 ENGINE = Stockham()
-forward, inverse, real_forward, real_inverse, padded_forward = (ENGINE.forward, ENGINE.inverse, ENGINE.real_forward,
-                                                                ENGINE.real_inverse, ENGINE.padded_forward)
+forward, inverse, real_forward, real_inverse, padded_forward, conjugate = (
+    ENGINE.forward, ENGINE.inverse, ENGINE.real_forward, ENGINE.real_inverse, ENGINE.padded_forward, ENGINE.conjugate)
