@@ -10,6 +10,7 @@ import argparse
 import datetime
 import importlib.util
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -39,6 +40,18 @@ def device():
     return name, driver, cupy.__version__
 
 
+def blas_threads(workers):
+    """The environment of the pytest run: with ``workers`` processes, each BLAS gets its share of the
+    cores (the reference engines' float32 runs are many small BLAS calls; a thread per core in every
+    worker leaves the threads waiting for each other)."""
+    env = dict(os.environ)
+    if workers:
+        share = str(max(1, (os.cpu_count() or 1) // workers))
+        for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env.setdefault(name, share)
+    return env
+
+
 def counts(junit):
     """``(passed, failed, skipped)`` from a pytest JUnit XML report (errors count as failed)."""
     suite = ElementTree.parse(junit).getroot()
@@ -63,7 +76,7 @@ def main(argv=None):
         command = [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "tests", "-rfE", f"--junitxml={junit}",
                    *spread, *extra]
         start = time.perf_counter()
-        status = subprocess.run(command, cwd=ROOT).returncode
+        status = subprocess.run(command, cwd=ROOT, env=blas_threads(len(spread) and args.workers)).returncode
         seconds = round(time.perf_counter() - start, 1)
         passed, failed, skipped = counts(junit)
     record = {"git_sha": sha, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
