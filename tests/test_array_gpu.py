@@ -233,7 +233,7 @@ def test_mixing_cpu_and_gpu_raises_valueerror():
     cpu = sp.asarray(x)
     with pytest.raises(ValueError, match=r"^add: operands live on different devices"):
         a + cpu
-    with pytest.raises(ValueError, match=r"^add: operands live on different devices"):
+    with pytest.raises(ValueError, match=r"^add: x2 lives on the cpu and the array on the gpu"):
         a + x
     with pytest.raises(ValueError, match=r"^matmul: operands live on different devices"):
         a @ cpu.T

@@ -376,6 +376,17 @@ def test_gpu_fft_of_tiny_and_huge_lines_like_cpu(name, n):
         x = ((rng.standard_normal(n) + 1j * rng.standard_normal(n)) * scale).astype(np.complex64)
         for inverse in (False, True):
             y = cupy.asnumpy((sp.fft.ifft if inverse else sp.fft.fft)(cupy.asarray(x), dtype=name))
-            exact = exact_dft(np.conj(x)).conj() / n if inverse else exact_dft(x)
+            exact, slack = _reference_dft(np.conj(x) if inverse else x)
+            exact = exact.conj() / n if inverse else exact
             assert np.isfinite(y).all()
-            assert np.linalg.norm(y - exact) <= fft_bound(x, name, "gpu", inverse=inverse) * np.linalg.norm(exact)
+            bound = fft_bound(x, name, "gpu", inverse=inverse) + slack
+            assert np.linalg.norm(y - exact) <= bound * np.linalg.norm(exact)
+
+
+def _reference_dft(x):
+    """``(DFT of x, its relative error bound)``: ``exact_dft`` (O(n**2) integer work) up to 1024
+    values, numpy's complex128 FFT of the widened values beyond (relative error about 1e-16 log2 n,
+    here bounded by 2**-40, far below any float32 bound; float64 holds every value in range)."""
+    if x.size <= 1024:
+        return exact_dft(x), 0.0
+    return np.fft.fft(x.astype(np.complex128)), 2.0 ** -40
