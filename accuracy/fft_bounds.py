@@ -5,6 +5,7 @@ same accumulation model), plus the float64-derived twiddles and, since every tra
 line by a power of two, that scaling and the norm factor (docs/bounds.md, "FFT", "Power-of-two
 line scaling"; section 13 for ``kind="probabilistic"``).
 """
+import functools
 import math
 
 import numpy as np
@@ -61,6 +62,7 @@ def fft_two_steps(n):
     return (n // splits[0][1], splits[0][1]) if splits else None
 
 
+@functools.lru_cache(maxsize=None)
 def _dft_block_norm(r):
     """``|| |D| ||_2`` of the float32-rounded real 2r x 2r DFT block, rounded up."""
     angle = -2 * np.pi * (np.outer(np.arange(r), np.arange(r)) % r) / r
@@ -127,7 +129,13 @@ def _fft_pass_model(d, r, n, engine, k_block, pow2, lam):
 
 
 def _stockham_bound(d, radices, engine, k_block, lam):
-    """``(rel, absolute)`` of the Stockham transform with these radices (section "FFT")."""
+    """``(rel, absolute)`` of the Stockham transform with these radices (section "FFT"); a pure
+    function of its arguments, computed once per transform (every line of a batch shares it)."""
+    return _stockham_model(d, tuple(radices), engine, k_block, lam)
+
+
+@functools.lru_cache(maxsize=256)
+def _stockham_model(d, radices, engine, k_block, lam):
     n = int(np.prod(radices))
     rel, absolute, twiddle = 0.0, 0.0, _twiddle_error()
     for i, r in enumerate(radices):
