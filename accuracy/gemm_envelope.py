@@ -10,6 +10,8 @@ all of it when one of its elements is in that binade, the envelope is never belo
 (``tests/test_tracking_bounds.py::test_gemm_envelope_is_at_least_gemm_bound``) and equals it up to
 float64 rounding otherwise. Written with numpy functions only, so cupy arrays stay on the device.
 """
+import math
+
 import numpy as np
 
 import splitprec
@@ -51,12 +53,90 @@ def weights(d, k, top_a, top_b, engine="cpu", *, k_block=None, lam=None):
     return bound, (big + small) * _COEFFICIENT_SLACK, max(g_big, g_small), absolute
 
 
-def _combine(w, m, rows, cols, scale_a, scale_b, k):
-    return w[0] * m + w[1] * (rows * scale_b) + w[2] * (scale_a * cols) + (w[3] * k) * (scale_a * scale_b)
+def _overflow(bound, w, w_mag, g, rows, cols, scale_a, scale_b, k, magnitudes):
+    """Where the product may overflow float32 (its magnitude and bound reach the top), or None where
+    it cannot anywhere; ``magnitudes()`` computes ``|A||B|``, only when an estimate from ``bound``
+    (``w0 |A||B| <= bound``) and the operands' peaks does not rule overflow out."""
+    top = FP32_MAX * (1 - 2.0 ** -20)
+    line_peak = (w_mag[1] * _peak(rows) * _peak(scale_b) + w_mag[2] * _peak(scale_a) * _peak(cols)
+                 + w_mag[3] * k * _peak(scale_a) * _peak(scale_b)) * (1 + 2.0 ** -40)
+    bound_peak = _peak(bound)
+    magnitude_peak = w_mag[0] / w[0] * (1 + 2.0 ** -40) * bound_peak + line_peak
+    sigma_low = _peak(scale_a, np.min, math.inf) * _peak(scale_b, np.min, math.inf)
+    if (1 + g) * magnitude_peak * max(1.0, 1.0 / sigma_low) + bound_peak < top:
+        return None
+    magnitude = w_mag[0] * _round_up(magnitudes(), k) + _lines(w_mag, rows, cols, scale_a, scale_b, k)
+    return (1 + g) * np.maximum(magnitude, magnitude / (scale_a * scale_b)) + bound >= top
 
 
-def gemm_envelope(a, b, dtype, engine="cpu", *, kind="rigorous", confidence=0.999, magnitudes=None):
-    """Per-entry upper bound of :func:`accuracy.gemm_bound` (module docstring), on ``a``'s device.
+def _lines(w, rows, cols, scale_a, scale_b, k, absolute=0.0):
+    """The three outer-product terms of the four matrices (all but ``|A||B|``), weighted by ``w``,
+    and ``absolute s_A s_B``: ``(w1 rowsum|A|) s_B + s_A (w2 colsum|B| + (w3 k + absolute) s_B)``,
+    one product of inner dimension 2."""
+    shape_a, shape_b = (np.broadcast_shapes(x.shape, s.shape) for x, s in ((rows, scale_a), (cols, scale_b)))
+    left = np.concatenate([np.broadcast_to(w[1] * rows, shape_a), np.broadcast_to(scale_a, shape_a)], axis=-1)
+    right = np.concatenate([np.broadcast_to(scale_b, shape_b), np.broadcast_to(w[2] * cols + (w[3] * k + absolute) * scale_b, shape_b)],
+                           axis=-2)
+    return np.matmul(left, right)
+
+
+def _peak(x, reduce=np.max, empty=0.0):
+    """``reduce(x)`` as a float (NaN read as inf), ``empty`` for an empty ``x``; numpy or cupy."""
+    if x.size == 0:
+        return empty
+    peak = float(reduce(x))
+    return math.inf if math.isnan(peak) else peak
+
+
+FLOAT32_RANGE = 2.0 ** 100      # float32 products of non-negative operands whose sums stay below this
+
+
+def _nonnegative_matmul(lefts, rights, work):
+    """An upper bound of ``sum_i lefts[i] @ rights[i]`` for non-negative float64 blocks (NaN where a
+    NaN is read): float64 products (``work="float64"``, left to the caller's rounding up), or one
+    float32 product of the blocks side by side, each rounded up (``x (1 + 2**-23) + 2**-149``,
+    never below ``x``); its result is within ``gamma_K (float32)`` of the real product plus ``K
+    2**-150`` (subnormal products), so ``(c + K 2**-149)(1 + 2 gamma_(K+1))`` is above it."""
+    if work == "float64":
+        return sum(np.matmul(x, y) for x, y in zip(lefts, rights))
+    widths = [x.shape[-1] for x in lefts]
+    total = sum(widths)
+    left = np.empty(np.broadcast_shapes(*[x.shape[:-1] for x in lefts]) + (total,), np.float32)
+    right = np.empty(np.broadcast_shapes(*[y.shape[:-2] + y.shape[-1:] for y in rights])[:-1]
+                     + (total, rights[0].shape[-1]), np.float32)
+    at = 0
+    with np.errstate(over="ignore"):
+        for x, y, width in zip(lefts, rights, widths):
+            left[..., at:at + width] = x * (1 + 2.0 ** -23) + 2.0 ** -149
+            right[..., at:at + width, :] = y * (1 + 2.0 ** -23) + 2.0 ** -149
+            at += width
+    c = np.matmul(left, right).astype(np.float64)
+    c += total * 2.0 ** -149
+    c *= 1 + 2 * gamma32(total + 1)
+    return c
+
+
+def gamma32(n):
+    """``gamma_n`` of float32 round to nearest."""
+    return n * U32 / (1 - n * U32)
+
+
+def _work(magnitudes, errors, products, xp_is_numpy):
+    """The precision of the envelope's products: float32 when asked for, on numpy operands whose
+    magnitudes and errors keep every float32 partial sum far from both ends of its range."""
+    if products == "float64" or not xp_is_numpy:
+        return "float64"
+    k = magnitudes[0].shape[-1]
+    peaks = [_peak(m) for m in magnitudes]
+    if errors is not None:
+        peaks = [max(p, _peak(e)) for p, e in zip(peaks, errors)]
+    return "float32" if 2 * k * (peaks[0] + 1) * (peaks[1] + 1) < FLOAT32_RANGE else "float64"
+
+
+def gemm_envelope(a, b, dtype, engine="cpu", *, kind="rigorous", confidence=0.999, magnitudes=None,
+                  errors=None, products="float64"):
+    """Per-entry upper bound of :func:`accuracy.gemm_bound` (module docstring), on ``a``'s device;
+    with ``errors``, plus the propagated bound of operands that are themselves inexact.
 
     Parameters
     ----------
@@ -68,11 +148,20 @@ def gemm_envelope(a, b, dtype, engine="cpu", *, kind="rigorous", confidence=0.99
         As in :func:`accuracy.gemm_bound` (the engine's default ``k_block``).
     magnitudes : pair of float64 arrays, optional
         ``|a|`` and ``|b|`` with non-finite entries as 0, when the caller already has them.
+    errors : pair of float64 arrays, optional
+        ``E_A``, ``E_B`` (shapes of ``a`` and ``b``, >= 0, NaN for unknown): the computed ``a``,
+        ``b`` lie within them of exact operands ``A``, ``B``; the bound then also covers
+        ``|a b - A B| <= E_A (|b| + E_B) + |a| E_B``, in the same products (docs/tracking.md).
+    products : {"float64", "float32"}
+        The precision of the envelope's own products: float64 (the envelope is ``gemm_bound`` up to
+        float64 rounding), or float32 for numpy operands within range (about twice as fast; every
+        product rounded up for its float32 roundings, so up to ``2 gamma_k`` (float32) above).
 
     Returns
     -------
     float64 array of shape ``(..., m, n)`` on the operands' device; inf where a row of ``a`` or
-    a column of ``b`` holds NaN/inf and where the product may overflow float32.
+    a column of ``b`` holds NaN/inf and where the product may overflow float32, NaN where an
+    error is NaN.
 
     Accuracy: ``>= gemm_bound(a, b, dtype, engine, kind=kind)``, checked by
     ``tests/test_tracking_bounds.py::test_gemm_envelope_is_at_least_gemm_bound``.
@@ -86,23 +175,42 @@ def gemm_envelope(a, b, dtype, engine="cpu", *, kind="rigorous", confidence=0.99
     True
     """
     d = _scheme(dtype, "gemm_envelope")
+    if products not in ("float64", "float32"):
+        raise ValueError(f"gemm_envelope: products={products!r}; expected 'float64' or 'float32'")
     lam = probabilistic.lam(confidence, len(d.products) * a.shape[-1], U32) \
         if probabilistic.check_kind(kind, confidence, "gemm_envelope") else None
     with np.errstate(invalid="ignore", over="ignore"):
         mag_a, mag_b = magnitudes if magnitudes is not None else \
             [np.where(np.isfinite(x), np.abs(x), 0).astype(np.float64) for x in (a, b)]
+        inexact = (False, False) if errors is None else tuple(bool((e != 0).any()) for e in errors)
+        errors = errors if any(inexact) else None
         k = a.shape[-1]
         pow2 = d.scaling == "pow2"
         scale_a = _pow2_scale(mag_a, d, -1) if pow2 else np.float64(1.0)
         scale_b = _pow2_scale(mag_b, d, -2) if pow2 else np.float64(1.0)
-        top_a, top_b = (bool(top_binade(m, d, s).any()) for m, s in ((mag_a, scale_a), (mag_b, scale_b)))
+        # an element is in the top binade where its slice's peak is (same scale, monotone test)
+        top_a, top_b = (m.size > 0 and bool(top_binade(m.max(axis=axis, keepdims=True), d, s).any())
+                        for m, s, axis in ((mag_a, scale_a, -1), (mag_b, scale_b, -2)))
         w, w_mag, g, absolute = weights(d, k, top_a, top_b, engine, lam=lam)
-        m = np.matmul(mag_a, mag_b)
+        work = _work((mag_a, mag_b), errors, products, type(mag_a) is np.ndarray)
+        # w0 |A||B| (+ |A| E_B + E_A (|B| + E_B)): one product of the concatenated operands
+        lefts, rights = [mag_a], [w[0] * mag_b]
+        if errors is not None:
+            e_a, e_b = errors
+            if inexact[1]:
+                rights[0] += e_b
+            if inexact[0]:
+                lefts.append(e_a)
+                rights.append(mag_b + e_b if inexact[1] else mag_b)
+        product = _nonnegative_matmul(lefts, rights, work)
         rows, cols = mag_a.sum(axis=-1, keepdims=True), mag_b.sum(axis=-2, keepdims=True)
-        sigma = scale_a * scale_b
-        bound = _combine(w, m, rows, cols, scale_a, scale_b, k) + absolute * sigma + (ETA32 if pow2 else 0.0)
-        bound = _round_up(bound, k + 4 * d.terms ** 2 + 8)
-        magnitude = _combine(w_mag, m, rows, cols, scale_a, scale_b, k)
-        overflow = (1 + g) * np.maximum(magnitude, magnitude / sigma) + bound >= FP32_MAX * (1 - 2.0 ** -20)
+        bound = product
+        bound += _lines(w, rows, cols, scale_a, scale_b, k, absolute)
+        bound += ETA32 if pow2 else 0.0
+        bound = _round_up(bound, 2 * k + 4 * d.terms ** 2 + 8)
+        overflow = _overflow(bound, w, w_mag, g, rows, cols, scale_a, scale_b, k, lambda: np.matmul(mag_a, mag_b))
         bad = ~np.isfinite(a).all(axis=-1, keepdims=True) | ~np.isfinite(b).all(axis=-2, keepdims=True)
-    return np.where(overflow | bad, np.inf, bound)
+        if overflow is None and not bool(bad.any()):
+            return bound
+        overflow = bad if overflow is None else overflow | bad
+    return np.where(overflow, np.inf, bound)

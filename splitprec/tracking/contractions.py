@@ -6,9 +6,10 @@ parts). For computed operands ``A^, B^`` within ``E_A, E_B`` of the exact ``A, B
 
     ``|C^ - A B| <= |C^ - A^ B^| + E_A (|B^| + E_B) + |A^| E_B``,
 
-the first term bounded by :func:`splitprec.accuracy.gemm_envelope` (never below
-``accuracy.gemm_bound``, from one float64 product ``|A^||B^|``; the probabilistic one in that mode),
-the others by float64 products rounded up for ``k`` roundings, skipped where a bound is all zero.
+all of it bounded by :func:`splitprec.accuracy.gemm_envelope` with the operands' errors (the first
+term never below ``accuracy.gemm_bound``, the probabilistic one in that mode; the others in the
+same product of the concatenated operands, ``[|A^|, E_A] @ [w |B^| + E_B; |B^| + E_B]``; on numpy
+storage a float32 product rounded up, where the values allow it).
 ``einsum`` runs its pairwise contractions through the same rule (operands with a label repeated
 within one operand, or a label summed in one operand only, are refused: take the diagonal or the
 sum first).
@@ -39,17 +40,6 @@ def _as_matrices(x, side):
     return tuple(promote_1d(v) for v in arrays) if x.ndim == 1 else arrays
 
 
-def _propagated(mag_a, bound_a, mag_b, bound_b, xp):
-    """``E_A (|B^| + E_B) + |A^| E_B`` rounded up for ``k`` roundings (zero terms skipped)."""
-    k = mag_a.shape[-1]
-    total = 0.0
-    if bool((bound_a != 0).any()):
-        total = total + xp.matmul(bound_a, mag_b + bound_b)
-    if bool((bound_b != 0).any()):
-        total = total + xp.matmul(mag_a, bound_b)
-    return total * (1 + (k + 8) * 2.0 ** -52)
-
-
 def matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul"):
     """``a @ b`` of tracked (or plain) operands, a TrackedArray (module docstring)."""
     if out is not None:
@@ -72,10 +62,9 @@ def matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul"):
     confidence = min(confidences) if confidences else None
     from ..accuracy.gemm_envelope import gemm_envelope
     with np.errstate(over="ignore", invalid="ignore"):
-        bound = gemm_envelope(va, vb, d, "cpu" if xp is np else "gpu", magnitudes=(ma, mb),
+        bound = gemm_envelope(va, vb, d, "cpu" if xp is np else "gpu", magnitudes=(ma, mb), errors=(ea, eb),
                               kind="rigorous" if confidence is None else "probabilistic",
-                              confidence=confidence or 0.5)          # (ignored when rigorous)
-        bound = bound + _propagated(ma, ea, mb, eb, xp)
+                              confidence=confidence or 0.5, products="float32")   # (ignored when rigorous)
         bound = unknown_where_not_finite(rounded_up(bound.reshape(value.shape), xp), value, xp)
     return TrackedArray._wrap(value, bound, d, confidence)
 
