@@ -23,11 +23,19 @@ def residues(t, d):
     """
     hi = np.trunc(t * 2.0 ** -36)
     lo = t - hi * 2.0 ** 36
+    r, q, past = np.empty_like(t), np.empty_like(t), np.empty(t.shape, bool)    # reused for every modulus
     out = []
     for m in d.moduli:
-        r = hi * float(2 ** 36 % m) + lo
-        r = r - m * np.rint(r * (1.0 / m))
-        out.append((r - m * (r > (m - 1) // 2)).astype(np.float32))    # r - m past the range, r - 0 elsewhere
+        np.multiply(hi, float(2 ** 36 % m), out=r)
+        r += lo
+        np.multiply(r, 1.0 / m, out=q)
+        np.rint(q, out=q)
+        q *= m
+        r -= q
+        np.greater(r, (m - 1) // 2, out=past)
+        residue = r.astype(np.float32)
+        np.subtract(residue, np.float32(m), out=residue, where=past)    # r - m past the range (exact)
+        out.append(residue)
     return out
 
 
@@ -46,10 +54,16 @@ def crt(r, d, xp=np):
     weights, m_chunks, inverse = consts[:count * chunks].reshape(count, chunks), \
         consts[count * chunks:-1], consts[-1]
     s = [weights[0, c] * r[0] for c in range(chunks)]
+    term = xp.empty_like(s[0])
     for l in range(1, count):
-        s = [s[c] + weights[l, c] * r[l] for c in range(chunks)]
+        for c in range(chunks):
+            xp.multiply(weights[l, c], r[l], out=term)
+            s[c] += term
     q = xp.rint((s[0] + s[1]) * inverse)
-    t = [s[c] - q * m_chunks[c] for c in range(chunks)]
+    t = s
+    for c in range(chunks):
+        xp.multiply(q, m_chunks[c], out=term)
+        t[c] -= term
     low = (t[2] + t[3]) if chunks > 3 else t[2] if chunks > 2 else 0.0
     high = t[0] + t[1]
     z = high - t[0]
