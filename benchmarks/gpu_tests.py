@@ -81,8 +81,8 @@ def main(argv=None):
         passed, failed, skipped = counts(junit)
     record = {"git_sha": sha, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "device": name, "driver": driver, "cupy": cupy_version, "passed": passed, "failed": failed,
-              "skipped": skipped, "seconds": seconds, "command": "python3 -m pytest -q -m gpu tests" +
-              (f" -n {args.workers}" if spread else "")}
+              "skipped": skipped, "seconds": seconds,
+              "command": " ".join(["python3 -m pytest -q -m gpu tests", *spread, *extra])}
     args.record.write_text(json.dumps(record, indent=1) + "\n")
     print(json.dumps(record))
     return status
