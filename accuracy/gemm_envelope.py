@@ -75,8 +75,8 @@ def _lines(w, rows, cols, scale_a, scale_b, k, absolute=0.0):
     one product of inner dimension 2."""
     shape_a, shape_b = (np.broadcast_shapes(x.shape, s.shape) for x, s in ((rows, scale_a), (cols, scale_b)))
     left = np.concatenate([np.broadcast_to(w[1] * rows, shape_a), np.broadcast_to(scale_a, shape_a)], axis=-1)
-    right = np.concatenate([np.broadcast_to(scale_b, shape_b), np.broadcast_to(w[2] * cols + (w[3] * k + absolute) * scale_b, shape_b)],
-                           axis=-2)
+    far = w[2] * cols + (w[3] * k + absolute) * scale_b
+    right = np.concatenate([np.broadcast_to(scale_b, shape_b), np.broadcast_to(far, shape_b)], axis=-2)
     return np.matmul(left, right)
 
 
@@ -88,53 +88,8 @@ def _peak(x, reduce=np.max, empty=0.0):
     return math.inf if math.isnan(peak) else peak
 
 
-FLOAT32_RANGE = 2.0 ** 100      # float32 products of non-negative operands whose sums stay below this
-
-
-def _nonnegative_matmul(lefts, rights, work):
-    """An upper bound of ``sum_i lefts[i] @ rights[i]`` for non-negative float64 blocks (NaN where a
-    NaN is read): float64 products (``work="float64"``, left to the caller's rounding up), or one
-    float32 product of the blocks side by side, each rounded up (``x (1 + 2**-23) + 2**-149``,
-    never below ``x``); its result is within ``gamma_K (float32)`` of the real product plus ``K
-    2**-150`` (subnormal products), so ``(c + K 2**-149)(1 + 2 gamma_(K+1))`` is above it."""
-    if work == "float64":
-        return sum(np.matmul(x, y) for x, y in zip(lefts, rights))
-    widths = [x.shape[-1] for x in lefts]
-    total = sum(widths)
-    left = np.empty(np.broadcast_shapes(*[x.shape[:-1] for x in lefts]) + (total,), np.float32)
-    right = np.empty(np.broadcast_shapes(*[y.shape[:-2] + y.shape[-1:] for y in rights])[:-1]
-                     + (total, rights[0].shape[-1]), np.float32)
-    at = 0
-    with np.errstate(over="ignore"):
-        for x, y, width in zip(lefts, rights, widths):
-            left[..., at:at + width] = x * (1 + 2.0 ** -23) + 2.0 ** -149
-            right[..., at:at + width, :] = y * (1 + 2.0 ** -23) + 2.0 ** -149
-            at += width
-    c = np.matmul(left, right).astype(np.float64)
-    c += total * 2.0 ** -149
-    c *= 1 + 2 * gamma32(total + 1)
-    return c
-
-
-def gamma32(n):
-    """``gamma_n`` of float32 round to nearest."""
-    return n * U32 / (1 - n * U32)
-
-
-def _work(magnitudes, errors, products, xp_is_numpy):
-    """The precision of the envelope's products: float32 when asked for, on numpy operands whose
-    magnitudes and errors keep every float32 partial sum far from both ends of its range."""
-    if products == "float64" or not xp_is_numpy:
-        return "float64"
-    k = magnitudes[0].shape[-1]
-    peaks = [_peak(m) for m in magnitudes]
-    if errors is not None:
-        peaks = [max(p, _peak(e)) for p, e in zip(peaks, errors)]
-    return "float32" if 2 * k * (peaks[0] + 1) * (peaks[1] + 1) < FLOAT32_RANGE else "float64"
-
-
 def gemm_envelope(a, b, dtype, engine="cpu", *, kind="rigorous", confidence=0.999, magnitudes=None,
-                  errors=None, products="float64"):
+                  errors=None):
     """Per-entry upper bound of :func:`accuracy.gemm_bound` (module docstring), on ``a``'s device;
     with ``errors``, plus the propagated bound of operands that are themselves inexact.
 
@@ -152,10 +107,6 @@ def gemm_envelope(a, b, dtype, engine="cpu", *, kind="rigorous", confidence=0.99
         ``E_A``, ``E_B`` (shapes of ``a`` and ``b``, >= 0, NaN for unknown): the computed ``a``,
         ``b`` lie within them of exact operands ``A``, ``B``; the bound then also covers
         ``|a b - A B| <= E_A (|b| + E_B) + |a| E_B``, in the same products (docs/tracking.md).
-    products : {"float64", "float32"}
-        The precision of the envelope's own products: float64 (the envelope is ``gemm_bound`` up to
-        float64 rounding), or float32 for numpy operands within range (about twice as fast; every
-        product rounded up for its float32 roundings, so up to ``2 gamma_k`` (float32) above).
 
     Returns
     -------
@@ -175,8 +126,6 @@ def gemm_envelope(a, b, dtype, engine="cpu", *, kind="rigorous", confidence=0.99
     True
     """
     d = _scheme(dtype, "gemm_envelope")
-    if products not in ("float64", "float32"):
-        raise ValueError(f"gemm_envelope: products={products!r}; expected 'float64' or 'float32'")
     lam = probabilistic.lam(confidence, len(d.products) * a.shape[-1], U32) \
         if probabilistic.check_kind(kind, confidence, "gemm_envelope") else None
     with np.errstate(invalid="ignore", over="ignore"):
@@ -192,22 +141,19 @@ def gemm_envelope(a, b, dtype, engine="cpu", *, kind="rigorous", confidence=0.99
         top_a, top_b = (m.size > 0 and bool(top_binade(m.max(axis=axis, keepdims=True), d, s).any())
                         for m, s, axis in ((mag_a, scale_a, -1), (mag_b, scale_b, -2)))
         w, w_mag, g, absolute = weights(d, k, top_a, top_b, engine, lam=lam)
-        work = _work((mag_a, mag_b), errors, products, type(mag_a) is np.ndarray)
-        # w0 |A||B| (+ |A| E_B + E_A (|B| + E_B)): one product of the concatenated operands
-        lefts, rights = [mag_a], [w[0] * mag_b]
-        if errors is not None:
-            e_a, e_b = errors
-            if inexact[1]:
-                rights[0] += e_b
-            if inexact[0]:
-                lefts.append(e_a)
-                rights.append(mag_b + e_b if inexact[1] else mag_b)
-        product = _nonnegative_matmul(lefts, rights, work)
+        # w0 |A||B| + |A| E_B + E_A (|B| + E_B) = |A| (w0 |B| + E_B) + E_A (|B| + E_B)
+        right = w[0] * mag_b
+        if inexact[1]:
+            right += errors[1]
+        product = np.matmul(mag_a, right)
+        if inexact[0]:
+            product += np.matmul(errors[0], mag_b + errors[1] if inexact[1] else mag_b)
         rows, cols = mag_a.sum(axis=-1, keepdims=True), mag_b.sum(axis=-2, keepdims=True)
         bound = product
         bound += _lines(w, rows, cols, scale_a, scale_b, k, absolute)
         bound += ETA32 if pow2 else 0.0
-        bound = _round_up(bound, 2 * k + 4 * d.terms ** 2 + 8)
+        bound *= 1 + (2 * k + 4 * d.terms ** 2 + 16) * 2.0 ** -52           # _round_up, in place
+        np.nextafter(bound, np.inf, out=bound)
         overflow = _overflow(bound, w, w_mag, g, rows, cols, scale_a, scale_b, k, lambda: np.matmul(mag_a, mag_b))
         bad = ~np.isfinite(a).all(axis=-1, keepdims=True) | ~np.isfinite(b).all(axis=-2, keepdims=True)
         if overflow is None and not bool(bad.any()):

@@ -7,9 +7,8 @@ parts). For computed operands ``A^, B^`` within ``E_A, E_B`` of the exact ``A, B
     ``|C^ - A B| <= |C^ - A^ B^| + E_A (|B^| + E_B) + |A^| E_B``,
 
 all of it bounded by :func:`splitprec.accuracy.gemm_envelope` with the operands' errors (the first
-term never below ``accuracy.gemm_bound``, the probabilistic one in that mode; the others in the
-same product of the concatenated operands, ``[|A^|, E_A] @ [w |B^| + E_B; |B^| + E_B]``; on numpy
-storage a float32 product rounded up, where the values allow it).
+term never below ``accuracy.gemm_bound``, the probabilistic one in that mode; the others folded
+into its products, ``|A^| (w |B^| + E_B) + E_A (|B^| + E_B)``, float64, rounded up).
 ``einsum`` runs its pairwise contractions through the same rule (operands with a label repeated
 within one operand, or a label summed in one operand only, are refused: take the diagonal or the
 sum first).
@@ -64,7 +63,7 @@ def matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul"):
     with np.errstate(over="ignore", invalid="ignore"):
         bound = gemm_envelope(va, vb, d, "cpu" if xp is np else "gpu", magnitudes=(ma, mb), errors=(ea, eb),
                               kind="rigorous" if confidence is None else "probabilistic",
-                              confidence=confidence or 0.5, products="float32")   # (ignored when rigorous)
+                              confidence=confidence or 0.5)          # (ignored when rigorous)
         bound = unknown_where_not_finite(rounded_up(bound.reshape(value.shape), xp), value, xp)
     return TrackedArray._wrap(value, bound, d, confidence)
 
