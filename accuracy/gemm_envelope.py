@@ -1,11 +1,13 @@
-"""``gemm_envelope``: an upper bound of ``gemm_bound`` from one float64 product, on numpy or cupy.
+"""``gemm_envelope``: an upper bound of ``gemm_bound`` from one float64 product (two with the
+operands' errors), on numpy or cupy.
 
 :func:`accuracy.gemm_bound` multiplies a bound matrix of every part by every part (a dozen float64
 products for ``bf16x9``). Each of those bounds is ``alpha * |x| + beta * scale`` (section "Split"
 of docs/bounds.md, the constants of :func:`accuracy.bounds.split_coefficients`), so every product
 of two of them is a combination of four matrices, ``|A||B|``, ``rowsum|A| * scale_B``, ``scale_A *
-colsum|B|`` and ``k * scale_A * scale_B``: the envelope computes ``|A||B|`` once and the rest as outer
-products (docs/tracking.md, "Matrix products"). With an operand's top-binade constants used for
+colsum|B|`` and ``k * scale_A * scale_B``: the envelope computes ``w |A||B|`` as one product and the
+rest as one product of inner dimension 2 (docs/tracking.md, "Matrix products"); the errors of
+inexact operands ride on the same products, ``|A| (w |B| + E_B) + E_A (|B| + E_B)``. With an operand's top-binade constants used for
 all of it when one of its elements is in that binade, the envelope is never below ``gemm_bound``
 (``tests/test_tracking_bounds.py::test_gemm_envelope_is_at_least_gemm_bound``) and equals it up to
 float64 rounding otherwise. Written with numpy functions only, so cupy arrays stay on the device.
