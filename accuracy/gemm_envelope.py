@@ -7,8 +7,9 @@ of docs/bounds.md, the constants of :func:`accuracy.bounds.split_coefficients`),
 of two of them is a combination of four matrices, ``|A||B|``, ``rowsum|A| * scale_B``, ``scale_A *
 colsum|B|`` and ``k * scale_A * scale_B``: the envelope computes ``w |A||B|`` as one product and the
 rest as one product of inner dimension 2 (docs/tracking.md, "Matrix products"); the errors of
-inexact operands ride on the same products, ``|A| (w |B| + E_B) + E_A (|B| + E_B)``. With an operand's top-binade constants used for
-all of it when one of its elements is in that binade, the envelope is never below ``gemm_bound``
+inexact operands ride on the same products, ``|A| (w |B| + E_B) + E_A (|B| + E_B)``. With an
+operand's top-binade constants used for all of it when one of its elements is in that binade, the
+envelope is never below ``gemm_bound``
 (``tests/test_tracking_bounds.py::test_gemm_envelope_is_at_least_gemm_bound``) and equals it up to
 float64 rounding otherwise. Written with numpy functions only, so cupy arrays stay on the device.
 """
@@ -151,7 +152,7 @@ def gemm_envelope(a, b, dtype, engine="cpu", *, kind="rigorous", confidence=0.99
         if inexact[0]:
             product += np.matmul(errors[0], mag_b + errors[1] if inexact[1] else mag_b)
         rows, cols = mag_a.sum(axis=-1, keepdims=True), mag_b.sum(axis=-2, keepdims=True)
-        bound = product
+        bound = product                          # the products' own buffer, added to in place
         bound += _lines(w, rows, cols, scale_a, scale_b, k, absolute)
         bound += ETA32 if pow2 else 0.0
         bound *= 1 + (2 * k + 4 * d.terms ** 2 + 16) * 2.0 ** -52           # _round_up, in place
