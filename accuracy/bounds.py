@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 import splitprec
+from splitprec.dtypes import cheapest, check_precision
 
 from . import probabilistic
 from .ozaki_bound import matmul_shapes, ozaki2_gemm_bound
@@ -138,9 +139,10 @@ def _accumulation(d, k, engine, k_block, small_k_block, lam=None):
     return chain(1, k_block), chain(n - 1, small_k_block), 4 * (2 * n * k + n * (blocks + 1)) * 2 * ETA32
 
 
-def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None, kind="rigorous",
-               confidence=0.999, chunks=None):
-    """Per-entry bound on ``|splitprec.matmul(a, b, dtype=dtype) - a @ b|`` (exact product).
+def gemm_bound(a, b, dtype=None, engine="cpu", *, precision=None, k_block=None, small_k_block=None,
+               kind="rigorous", confidence=0.999, chunks=None):
+    """Per-entry bound on ``|splitprec.matmul(a, b, dtype=dtype) - a @ b|`` (exact product), or on
+    ``|splitprec.matmul(a, b, precision=precision) - a @ b|``.
 
     Parameters
     ----------
@@ -149,10 +151,14 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None, k
         ``ozaki2_int8x<N>`` schemes, whose bound is :func:`accuracy.ozaki_bound.ozaki2_gemm_bound`
         (docs/bounds.md, section 12; ``engine`` and the k-block arguments do not apply).
     dtype : str or splitprec.SplitDType
-        The scheme.
+        The scheme (or give ``precision``).
     engine : {"cpu", "gpu"}
         Accumulator model: float32 round-to-nearest (the reference engine) or truncating
         tensor-core accumulators over k-blocks, blocks added in float32 RN.
+    precision : {"fp32", "fp64"}, keyword-only
+        The bound of ``matmul``'s class pick for this shape and engine: on the GPU ``"fp32"`` runs
+        cuBLAS SGEMM for the shapes where it is the fastest (``splitprec.engines.cuda.gemm.fp32_path``),
+        whose bound is ``gamma_{k+1} |A||B|`` plus the subnormal terms (docs/bounds.md, section 15).
     k_block : int or None, keyword-only
         Longest run of k of hi*hi that the GPU engine accumulates in the tensor core before
         promoting; None: the longest of splitprec's GPU engines for this scheme
@@ -203,6 +209,14 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None, k
     True
     """
     op = "gemm_bound"
+    if dtype is None or precision is not None:
+        dtype = _class_pick(a, b, dtype, precision, engine, op)
+        if dtype == "sgemm":
+            probabilistic.check_kind(kind, confidence, op)
+            if kind != "rigorous" or chunks is not None:
+                raise ValueError(f"{op}: precision={precision!r} runs cuBLAS SGEMM for these shapes on the "
+                                 "GPU, whose bound is rigorous and unchunked; expected kind='rigorous', chunks=None")
+            return sgemm_bound(a, b)
     random_errors = probabilistic.check_kind(kind, confidence, op)
     if chunks is not None:
         if random_errors:
@@ -243,6 +257,46 @@ def gemm_bound(a, b, dtype, engine="cpu", *, k_block=None, small_k_block=None, k
     bound = representation + g_big * big + g_small * small + absolute * sigma + (ETA32 if pow2 else 0.0)
     bound = _round_up(bound, k + 4 * d.terms ** 2)
     overflow = (1 + g) * np.maximum(magnitude, magnitude / sigma) + bound >= FP32_MAX * (1 - 2.0 ** -20)
+    pattern = _nonfinite_pattern(a, b)
+    return np.where(overflow if pattern is None else overflow | ~np.isfinite(pattern), np.inf, bound)
+
+
+def _class_pick(a, b, dtype, precision, engine, op):
+    """The scheme (or ``"sgemm"``) that ``matmul(a, b, precision=precision)`` runs on ``engine``."""
+    if dtype is not None:
+        raise ValueError(f"{op}: give dtype or precision, not both (got dtype={dtype!r}, precision={precision!r})")
+    if precision is None:
+        raise TypeError(f"{op}: expected a scheme (dtype=...) or a precision class (precision='fp32' or 'fp64')")
+    if engine not in ENGINES:
+        raise ValueError(f"{op}: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")
+    precision = check_precision(precision)
+    if precision == "fp64" or engine == "cpu":
+        return cheapest(precision).name
+    a, b = _operand(a, "a", op), _operand(b, "b", op)
+    matmul_shapes(a, b, op)
+    from splitprec.engines.cuda.gemm import fp32_path
+    batch = math.prod(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    return fp32_path(a.shape[-2], b.shape[-1], a.shape[-1], batch)
+
+
+def sgemm_bound(a, b):
+    """Per-entry bound on the error of ``precision="fp32"``'s cuBLAS SGEMM path (docs/bounds.md,
+    section 15): at most 2k float32 roundings per entry in any order of summation, ``gamma_{k+1}
+    |A||B|``; the subnormal inputs' products ``|A_sub||B| + |A||B_sub|`` and ``2k 2^-126`` in case
+    the kernel flushes subnormal inputs or results; ``inf`` where the product may overflow (those
+    entries are recomputed in float64) or is NaN/inf."""
+    op = "gemm_bound"
+    a, b = _operand(a, "a", op), _operand(b, "b", op)
+    matmul_shapes(a, b, op)
+    k = a.shape[-1]
+    mag_a = np.where(np.isfinite(a), np.abs(a), 0).astype(np.float64)
+    mag_b = np.where(np.isfinite(b), np.abs(b), 0).astype(np.float64)
+    tiny = 2.0 ** -126
+    magnitude = np.matmul(mag_a, mag_b)
+    subnormal = np.matmul(np.where(mag_a < tiny, mag_a, 0), mag_b) + np.matmul(mag_a, np.where(mag_b < tiny, mag_b, 0))
+    g = gamma(k + 1)
+    bound = _round_up(g * magnitude + subnormal + 2 * k * tiny, 3 * k + 8)
+    overflow = (1 + g) * magnitude + bound >= FP32_MAX * (1 - 2.0 ** -20)
     pattern = _nonfinite_pattern(a, b)
     return np.where(overflow if pattern is None else overflow | ~np.isfinite(pattern), np.inf, bound)
 

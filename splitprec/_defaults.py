@@ -2,7 +2,7 @@
 
 Each target has its own default: float32 data (``matmul``, the ffts, ``asarray``) and float64 data
 (``matmul``). A default is a scheme or a precision class (``"fp32"``, ``"fp64"``: the cheapest scheme
-of that class on the CPU, the fastest measured one on the GPU); the built-in defaults are the
+of that class on the CPU; on the GPU the class's fastest path per shape, cuBLAS SGEMM included); the built-in defaults are the
 classes. The defaults live in a :class:`contextvars.ContextVar`, as :mod:`decimal`'s context does:
 a change applies to the thread (or asyncio task) that makes it, and a new thread starts from the
 built-in defaults (``contextvars.copy_context().run`` carries them into one).
@@ -93,6 +93,21 @@ def _choice(scheme):
     except (TypeError, ValueError) as err:
         raise type(err)(f"default_scheme: {err} (or a precision class, 'fp32' or 'fp64')") from None
     return d, d.target
+
+
+def current_defaults():
+    """The current defaults as a hashable pair ``(float32 default, float64 default)`` (plan keys)."""
+    defaults = _DEFAULTS.get()
+    return defaults["float32"], defaults["float64"]
+
+
+def class_of(dtype, precision, *, target):
+    """The precision class (``"fp32"``, ``"fp64"``) a call resolves by, or None when it names or
+    defaults to a scheme: the GPU picks a class's path per shape."""
+    if dtype is not None:
+        return None
+    choice = _DEFAULTS.get()[target] if precision is None else check_precision(precision)
+    return choice if isinstance(choice, str) else None
 
 
 def resolve(dtype, precision, *, target, op, pick=cheapest):

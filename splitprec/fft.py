@@ -74,6 +74,7 @@ from typing import Literal, Optional
 
 import numpy as np
 
+from . import _plans
 from ._backend import dask_layer, is_dask
 from ._fft_helpers import fftfreq, fftshift, ifftshift, next_fast_len, rfftfreq
 from ._fft_lines import axis_index, check_norm, conjugate, length, operand, scheme, swapped_norm, transform
@@ -93,11 +94,20 @@ Lengths = Optional[Sequence[Optional[int]]]
 
 def _raw_fft(a, n, axis, *, norm, out, dtype, inverse, kind, op, hermitian=False):
     """A 1-D transform (``kind``: c2c, r2c, c2r); ``hermitian``: ``hfft``/``ihfft``, which conjugate
-    the input (c2r) or the output (r2c) and take the opposite ``norm``."""
+    the input (c2r) or the output (r2c) and take the opposite ``norm``. Cupy calls go through the
+    plan cache (:mod:`splitprec._plans`)."""
     tracked = getattr(type(a), "__splitprec_fft__", None)         # splitprec.tracking's arrays
     if tracked is not None:
         return tracked(a, n, axis, norm=norm, out=out, dtype=dtype, inverse=inverse, kind=kind, op=op,
                        hermitian=hermitian)
+    run = functools.partial(_fft1, n=n, axis=axis, norm=norm, out=out, dtype=dtype, inverse=inverse, kind=kind,
+                            op=op, hermitian=hermitian)
+    if out is not None:
+        return run(a)
+    return _plans.planned(op, (a,), (n, axis, norm, dtype, inverse, kind, hermitian), run)
+
+
+def _fft1(a, n, axis, *, norm, out, dtype, inverse, kind, op, hermitian):
     d = scheme(dtype, op)
     (x,), back = read(op, a=a)
     x = operand(x, op, real=kind == "r2c")
@@ -112,25 +122,31 @@ def _raw_fft(a, n, axis, *, norm, out, dtype, inverse, kind, op, hermitian=False
     return write(back(conjugate(y) if hermitian and kind == "r2c" else y), out, op)
 
 
-def _nd_args(x, s, axes, op, *, inverse_real):
-    """numpy 2's ``(s, axes)``: all axes (or, deprecated, the last ``len(s)``); ``-1`` keeps an
-    axis' length, None (deprecated) takes the 1-D default (``2 * (m - 1)`` on the last axis of an
-    inverse real transform, as when ``s`` is not given)."""
-    if axes is None and s is not None:
+def _warn_deprecated(s, axes, op):
+    """numpy 2's DeprecationWarnings for ``s`` without ``axes`` and for None in ``s``, pointing at
+    the caller of the public transform."""
+    if s is None:
+        return
+    if axes is None:
         warnings.warn(f"`axes` should not be `None` if `s` is not `None` (deprecated in NumPy 2.0; "
                       f"splitprec follows numpy): {op} transforms the last {len(s)} axes; pass "
                       f"axes={tuple(range(-len(s), 0))} to keep that without this warning",
                       DeprecationWarning, stacklevel=5)
-    axes = range(x.ndim) if axes is None and s is None else range(-len(s), 0) if axes is None else axes
-    axes = [axis_index(ax, x.ndim, op) for ax in axes]
-    given = s is not None
-    s = [None] * len(axes) if s is None else list(s)
-    if len(s) != len(axes):
-        raise ValueError(f"{op}: s and axes have different lengths: s={s!r}, axes={axes!r}")
-    if given and any(n is None for n in s):
+    if any(n is None for n in s):
         warnings.warn("Passing an array containing `None` values to `s` is deprecated in NumPy 2.0: "
                       f"{op} takes None as the 1-D transform's default length; pass that length (or "
                       "-1 for the input's) instead", DeprecationWarning, stacklevel=5)
+
+
+def _nd_args(x, s, axes, op, *, inverse_real):
+    """numpy 2's ``(s, axes)``: all axes (or, deprecated, the last ``len(s)``); ``-1`` keeps an
+    axis' length, None (deprecated) takes the 1-D default (``2 * (m - 1)`` on the last axis of an
+    inverse real transform, as when ``s`` is not given)."""
+    axes = range(x.ndim) if axes is None and s is None else range(-len(s), 0) if axes is None else axes
+    axes = [axis_index(ax, x.ndim, op) for ax in axes]
+    s = [None] * len(axes) if s is None else list(s)
+    if len(s) != len(axes):
+        raise ValueError(f"{op}: s and axes have different lengths: s={s!r}, axes={axes!r}")
     defaults = [x.shape[ax] for ax in axes]
     if inverse_real and axes:
         defaults[-1] = 2 * (x.shape[axes[-1]] - 1)
@@ -145,6 +161,15 @@ def _raw_fftn(a, s, axes, *, norm, out, dtype, inverse, real, op):
     if tracked is not None:
         return tracked(a, s, axes, norm=norm, out=out, dtype=dtype, inverse=inverse,
                        kind="nd-real" if real else "nd", op=op, hermitian=False)
+    _warn_deprecated(s, axes, op)
+    run = functools.partial(_fftn, s=s, axes=axes, norm=norm, out=out, dtype=dtype, inverse=inverse, real=real,
+                            op=op)
+    if out is not None:
+        return run(a)
+    return _plans.planned(op, (a,), (s, axes, norm, dtype, inverse, real), run)
+
+
+def _fftn(a, s, axes, *, norm, out, dtype, inverse, real, op):
     d = scheme(dtype, op)
     (x,), back = read(op, a=a)
     x = operand(x, op, real=real and not inverse)

@@ -22,13 +22,14 @@ float64 product.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
 
 from ._backend import broadcast_shapes, dask_layer, is_cupy, is_dask, namespace
-from . import interop
-from ._defaults import resolve
+from . import _plans, interop
+from ._defaults import class_of, resolve
 from .dtypes import SchemeLike, cheapest, dtype as get_dtype
 from .engines import fp64
 from .engines.cuda import gemm as cuda_gemm
@@ -38,10 +39,10 @@ from .split import Parts
 
 
 def _scheme(dtype, precision, op, on_gpu=False, target="float32"):
-    """The scheme of a product: ``dtype``, else the ``precision`` class, else the default for
-    operands of ``target`` (class picks: the fastest measured scheme on the GPU, the cheapest on
-    the CPU)."""
-    return resolve(dtype, precision, target=target, op=op, pick=cuda_gemm.fastest if on_gpu else cheapest)
+    """The scheme of a product: ``dtype``, else the ``precision`` class's pick, else the default for
+    operands of ``target`` (class picks: ``cuda_gemm.class_scheme`` on the GPU, the cheapest on the
+    CPU; ``matmul`` on cupy arrays runs the fp32 class by shape instead, ``cuda_gemm.fp32_path``)."""
+    return resolve(dtype, precision, target=target, op=op, pick=cuda_gemm.class_scheme if on_gpu else cheapest)
 
 
 def _target(a, b, op):
@@ -72,16 +73,19 @@ def _cached_parts(splitter, d, axis, index):
     return Parts(tuple(t[index] for t in parts.terms), exponent)
 
 
-def _matmul2d(a, b, d, parts_a=None, parts_b=None, caches=(None, None)):
+def _matmul2d(a, b, d, parts_a=None, parts_b=None, caches=(None, None), fp32_class=False):
     """``a @ b`` for arrays of ndim >= 2 of the scheme's target dtype (batch dimensions broadcast).
 
     ``parts_a``/``parts_b``: the operands' split when already known (the reference engine uses
     it). The GPU engines split on the device, where they also handle NaN/inf and overflow;
     ``caches``: the operands' ``SplitArray._cached`` (or None), which keep their device split.
+    ``fp32_class``: the call asked for the fp32 class, whose GPU path is chosen per shape.
     """
     if d.target == "float64":
         return fp64.matmul(a, b, d)
     if namespace(a, b) is not np:
+        if fp32_class:
+            return cuda_gemm.matmul_fp32(a, b)
         return cuda_gemm.matmul(a, b, d, checked=True, caches=caches)
     return reference_gemm.matmul(a, b, d, parts_a, parts_b)
 
@@ -116,7 +120,9 @@ def core_placed(c, entry, move):
 def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None), caches=(None, None), axes=None):
     (a, b), back = interop.read(op, a=a, b=b)
     target = _target(a, b, op) if dtype is None and precision is None else "float32"
-    d = _scheme(dtype, precision, op, on_gpu=is_cupy(a.array) or is_cupy(b.array), target=target)
+    on_gpu = is_cupy(a.array) or is_cupy(b.array)
+    d = _scheme(dtype, precision, op, on_gpu=on_gpu, target=target)
+    fp32_class = on_gpu and d.target == "float32" and class_of(dtype, precision, target=target) == "fp32"
     a, b = _operand(a, "a", op, d), _operand(b, "b", op, d)
     xp = namespace(a, b)
     entries = None if axes is None else core_axes(axes, a.ndim, b.ndim, op)
@@ -135,7 +141,7 @@ def _raw_matmul(a, b, *, out, dtype, precision, op, splitters=(None, None), cach
     parts = (None, None) if xp is not np else (
         _cached_parts(splitters[0], d, -1, (None, slice(None)) if vector_a else ...),
         _cached_parts(splitters[1], d, -1 if vector_b else -2, (slice(None), None) if vector_b else ...))
-    c = _matmul2d(a2, b2, d, *parts, caches=caches)
+    c = _matmul2d(a2, b2, d, *parts, caches=caches, fp32_class=fp32_class)
     c = c.reshape(batch + c.shape[-2:])
     if vector_a:
         c = c[..., 0, :]
@@ -213,6 +219,10 @@ def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: Sc
     array([[1., 2.],
            [3., 4.]], dtype=float32)
     """
+    if out is None and axes is None and is_cupy(a) and is_cupy(b):    # through the plan cache (splitprec._plans)
+        return _plans.planned("matmul", (a, b), (dtype, precision), functools.partial(
+            _raw_matmul, out=None, dtype=dtype, precision=precision, op="matmul"),
+            functools.partial(_direct, dtype=dtype, precision=precision))
     if is_dask(a) or is_dask(b):
         if axes is not None:
             raise TypeError(f"matmul: axes={axes!r} is not supported for dask arrays; expected axes=None "
@@ -224,3 +234,11 @@ def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: Sc
             return split_array_matmul(a, b, out=out, dtype=dtype, precision=precision, axes=axes)
     c = _raw_matmul(a, b, out=out, dtype=dtype, precision=precision, op="matmul", axes=axes)
     return c[()] if out is None and type(c) is np.ndarray and c.ndim == 0 else c
+
+
+def _direct(a, b, *, dtype, precision):
+    """The launches a planned call on cupy ``a``, ``b`` repeats without a graph: ``precision="fp32"``'s
+    SGEMM path (``cuda_gemm.sgemm_call``), else None."""
+    if class_of(dtype, precision, target="float32") != "fp32":
+        return None
+    return cuda_gemm.sgemm_call(a, b)

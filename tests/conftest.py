@@ -29,6 +29,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_plans():
+    """Each test starts with no GPU call plans (``splitprec._plans``): a test that patches an
+    engine's choice sees it on its first call."""
+    from splitprec import _plans
+    _plans.clear()
+    yield
+
+
 class ForeignDType:
     """A dtype object numpy cannot interpret (as torch's ``torch.float32``)."""
 

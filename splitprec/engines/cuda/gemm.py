@@ -5,7 +5,8 @@ partial sum into float32 with round-to-nearest adds at least every ``gpu_k_block
 k, adding the small products (i + j > 0) before it (Ootomo & Yokota, arXiv 2203.03341); the model
 is ``accuracy.gemm_bound(..., engine="gpu")`` (docs/bounds.md, section 5). The engines: ``"sm90"``
 (gemm_sm90, Hopper), ``"sm80"`` (gemm_sm80, mma.sync), ``"cublas"`` (gemm_cublas). ``"auto"``
-picks one by shape from the measurements in ``tuning.json`` (docs/kernels.md).
+picks one by shape from the measurements in ``tuning.json`` (docs/kernels.md). ``precision="fp32"``
+runs ``matmul_fp32``: per shape, cuBLAS SGEMM or the fastest fp32-class scheme (``fp32_path``).
 """
 import math
 
@@ -13,10 +14,10 @@ import numpy as np
 
 from ...dtypes import cheapest, dtype, dtypes
 from . import launch
-from .gemm_cublas import cublas_chunk, gemm_cublas
+from .gemm_cublas import cublas_chunk, gemm_cublas, sgemm, sgemm_pointers
 from .gemm_sm80 import GEMM_FILE, Tile, gemm_expression, gemm_sm80
 from .gemm_sm90 import GEMM90_FILE, TILE as SM90_TILE, gemm90_expression, gemm_sm90, pieces_expression
-from .nonfinite import NONFINITE_EXPRESSION, NONFINITE_FILE, fix_nonfinite, nonfinite_report
+from .nonfinite import NONFINITE_EXPRESSION, NONFINITE_FILE, fix_nonfinite, fix_sgemm, nonfinite_report, sgemm_fixup
 from .split import FORMAT_CODE, SCALE_FILE, SPLIT_FILE, cached_split, flatten_batch, padded_k, split_expression, \
     product_shape, unscale
 from .tuning import TUNING
@@ -28,7 +29,8 @@ SMALL = TUNING["small"]["max_mn"]
 SMALL_TILE = Tile(*TUNING["small"]["tile"])
 CUBLAS_MIN_WORK = TUNING["cublas"]["min_work"]
 CUBLAS_LARGE = frozenset(TUNING["cublas"]["large_schemes"])
-MEASURED = TUNING["measured"]["tflops"]
+SGEMM_BELOW = TUNING["precision_fp32"]["sgemm_below"]
+FP32_SCHEME = TUNING["precision_fp32"]["scheme"]
 
 
 def gpu_k_block(d, k):
@@ -42,14 +44,20 @@ def auto_tile(d, m, n):
     return SMALL_TILE if max(m, n) <= SMALL else TILES.get(d.name, DEFAULT_TILE)
 
 
-def fastest(precision):
-    """The fastest measured scheme of ``precision`` class on the GPU (``dtypes.cheapest`` if none)."""
-    if precision != "fp32":
-        return cheapest(precision)
-    measured = [dtype(name) for name in MEASURED if dtype(name).fp32_class]
-    if not measured:
-        return cheapest(precision)
-    return max(measured, key=lambda d: math.prod(MEASURED[d.name]))
+def class_scheme(precision):
+    """The scheme a precision class stands for on the GPU where one scheme serves every shape
+    (SplitArray and tracked contractions, dask blocks): the fp32 class's scheme for large products
+    (``tuning.json``), ``dtypes.cheapest`` for fp64."""
+    return dtype(FP32_SCHEME) if precision == "fp32" else cheapest(precision)
+
+
+def fp32_path(m, n, k, batch):
+    """What ``precision="fp32"`` runs on the GPU for a (batch of) m x n x k product: ``"sgemm"``
+    (cuBLAS SGEMM, fp32 itself) where the measurements in ``tuning.json`` found it the fastest
+    (``min(m, n)``, ``k`` or the work below its thresholds), else the fp32-class scheme named there."""
+    small = (min(m, n) < SGEMM_BELOW["min_mn"] or k < SGEMM_BELOW["k"]
+             or m * n * k * batch < SGEMM_BELOW["work"])
+    return "sgemm" if small else FP32_SCHEME
 
 
 def auto_engine(d, m, n, k, batch):
@@ -75,6 +83,26 @@ def instantiations():
             GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes} | {pieces_expression(d) for d in schemes}),
             SCALE_FILE: ["row_exponents", "column_peaks", "peak_exponents", "scale_rows_cols"],
             NONFINITE_FILE: sorted(NONFINITE_EXPRESSION.values())}
+
+
+def matmul_fp32(a, b):
+    """``a @ b`` (cupy float32, ndim >= 2, batch dimensions broadcast) for ``precision="fp32"``: the
+    path of ``fp32_path``, with the float64 product's NaN/inf and range either way; queued on the
+    current stream with no host wait.
+
+    Accuracy: ``accuracy.gemm_bound(a, b, precision="fp32", engine="gpu")``, checked by
+    ``tests/test_kernels_gemm.py::test_gpu_precision_fp32_within_bound``.
+    """
+    import cupy
+    batch_shape, batch, m, k, n = product_shape(a, b)
+    path = fp32_path(m, n, k, batch)
+    if path != "sgemm":
+        return matmul(a, b, dtype(path), checked=True)
+    if batch == 0 or m == 0 or n == 0 or k == 0:
+        return cupy.zeros(batch_shape + (m, n), np.float32)
+    a, b = flatten_batch(a, batch_shape, batch), flatten_batch(b, batch_shape, batch)
+    c = sgemm(a, b, cupy.empty((batch, m, n), np.float32))
+    return fix_sgemm(a, b, c).reshape(batch_shape + (m, n))
 
 
 def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False, caches=(None, None)):
@@ -118,3 +146,44 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False, cach
     if checked:
         fix_nonfinite(a, b, c, report, (pa.exponent, pb.exponent), d.overflow_exponent(k))
     return c.reshape(batch_shape + (m, n))
+
+
+class SgemmCall:
+    """``matmul_fp32``'s SGEMM path prepared for operands of one layout (C-contiguous float32, ndim
+    >= 1, each batch 1 or the product's): a call allocates the result, makes one cuBLAS call and one
+    fix-up launch, and checks nothing (the planned calls of ``splitprec._plans``; :func:`sgemm_call`)."""
+
+    def __init__(self, a, b):
+        a2, b2 = _matrices(a, b)
+        batch_shape, batch, m, k, n = product_shape(a2, b2)
+        own_a, own_b = math.prod(a2.shape[:-2]), math.prod(b2.shape[:-2])
+        self._shape = batch_shape + (m,) * (a.ndim > 1) + (n,) * (b.ndim > 1)     # numpy's, for vectors
+        self._sizes = (m, n, k, batch, 0 if own_a < batch else m * k, 0 if own_b < batch else k * n)
+        self._fixup = sgemm_fixup(m, n, k, batch, own_a > 1, own_b > 1)
+
+    def __call__(self, a, b):
+        import cupy
+        c = cupy.empty(self._shape, np.float32)
+        sgemm_pointers(a.data.ptr, b.data.ptr, c.data.ptr, self._sizes)
+        self._fixup(a.data.ptr, b.data.ptr, c.data.ptr)
+        return c
+
+
+def _matrices(a, b):
+    """``a``, ``b`` with a 1-D operand as a matrix (a row for ``a``, a column for ``b``), as ``matmul``."""
+    return (a[None] if a.ndim == 1 else a), (b[:, None] if b.ndim == 1 else b)
+
+
+def sgemm_call(a, b):
+    """A :class:`SgemmCall` for ``precision="fp32"`` on cupy ``a``, ``b`` where its path is SGEMM and
+    the layout needs no copy (C-contiguous float32 operands, each batch 1 or the product's, nothing
+    empty); None otherwise."""
+    if a.dtype != np.float32 or b.dtype != np.float32 or not (a.flags.c_contiguous and b.flags.c_contiguous):
+        return None
+    a2, b2 = _matrices(a, b)
+    batch_shape, batch, m, k, n = product_shape(a2, b2)
+    if 0 in (batch, m, n, k) or fp32_path(m, n, k, batch) != "sgemm":
+        return None
+    if any(math.prod(x.shape[:-2]) not in (1, batch) for x in (a2, b2)):
+        return None
+    return SgemmCall(a, b)

@@ -1,4 +1,5 @@
-"""The cuBLAS GEMM engine: the scheme's products as cuBLAS GEMMs with float32 output.
+"""The cuBLAS GEMM engine: the scheme's products as cuBLAS GEMMs with float32 output, and float32
+products as cuBLAS SGEMM itself (``sgemm``: the fp32 class's path where it is the fastest).
 
 The parts are stacked along K (A's first to last, B's last to first, (batch, rows, terms * K')), so
 each group of small products with one ``i + j`` is one GEMM over a contiguous K window; hi*hi runs
@@ -16,6 +17,8 @@ from .tuning import TUNING
 
 CUDA_TYPE = {"tf32": 0, "bf16": 14, "fp16": 2}            # CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F
 CUBLAS_COMPUTE = {"tf32": 77, "bf16": 68, "fp16": 68}     # COMPUTE_32F_FAST_TF32, COMPUTE_32F
+SGEMM_COMPUTE = 69      # CUBLAS_COMPUTE_32F_PEDANTIC: float32 FMAs whatever the handle's math mode
+_SGEMM_SCALARS = np.array([1.0, 0.0], np.float32)     # alpha, beta: host memory for the process' life
 
 
 def cublas_chunk(d, k):
@@ -85,3 +88,26 @@ def gemm_cublas(pa, pb, c, d, chunk):
     for index, (a_col, b_col, k, alpha) in enumerate(calls):
         _cublas_gemm(handle, c, pa, pb, d, a_col=a_col, b_col=b_col, k=k, alpha=alpha, beta=float(index > 0))
     return c
+
+
+def sgemm(a, b, c):
+    """``c = a @ b`` by one ``cublasGemmStridedBatchedEx`` in float32 (pedantic: IEEE float32 FMAs,
+    never TF32) for C-contiguous float32 ``a`` (batch or 1, m, k), ``b`` (batch or 1, k, n) and ``c``
+    (batch, m, n), on the current stream."""
+    batch, m, n = c.shape
+    k = a.shape[-1]
+    sgemm_pointers(a.data.ptr, b.data.ptr, c.data.ptr,
+                   (m, n, k, batch, 0 if a.shape[0] < batch else m * k, 0 if b.shape[0] < batch else k * n))
+    return c
+
+
+def sgemm_pointers(a, b, c, sizes):
+    """``sgemm`` on device pointers, ``sizes``: (m, n, k, batch, A's batch stride, B's batch stride)."""
+    from cupy import cuda
+    from cupy_backends.cuda.libs import cublas
+    m, n, k, batch, stride_a, stride_b = sizes
+    handle = cuda.device.get_cublas_handle()
+    cublas.setStream(handle, cuda.get_current_stream().ptr)
+    scalars = _SGEMM_SCALARS.ctypes.data
+    cublas.gemmStridedBatchedEx(handle, 0, 0, n, m, k, scalars, b, 0, n, stride_b, a, 0, k, stride_a,
+                                scalars + 4, c, 0, n, m * n, batch, SGEMM_COMPUTE, -1)

@@ -6,10 +6,12 @@ are compiled for the current device (``sm_90a`` on compute capability 9.0, ``sm_
 through ``cupy.RawModule(backend="nvrtc")``; an instantiation is a C++ name expression such as
 ``gemm_split_sm80<1, 3, 511u, 0, 4, 2, 3>``.
 """
+import ctypes
 import functools
 import importlib.resources
 import pathlib
 import re
+import threading
 
 _CHECKOUT = pathlib.Path(__file__).resolve().parents[3] / "kernels"
 _INCLUDE = re.compile(r'^#include "(common/[\w.]+)"\s*$', re.MULTILINE)
@@ -95,3 +97,28 @@ def launch(filename, expression, grid, block, args, shared_bytes=0):
     if shared_bytes > 48 * 1024:
         _allow_optin_shared(function, cupy.cuda.runtime.getDevice())
     function(tuple(grid), tuple(block), args, shared_mem=shared_bytes)
+
+
+class PreparedLaunch:
+    """One instantiation with a fixed grid, block and scalar arguments, launched with new leading
+    pointer arguments: the argument block is packed once (``args``: ctypes values, pointers as
+    ``c_void_p``) and a call is one ``cuLaunchKernel`` on the current stream, a fraction of a
+    ``RawKernel`` call's host time (the planned calls of ``splitprec._plans``)."""
+
+    def __init__(self, filename, expression, grid, block, args):
+        import cupy
+        compiled = kernel(filename, expression)
+        self._function = getattr(compiled, "kernel", compiled).ptr       # the CUfunction
+        self._args = args
+        self._params = (ctypes.c_void_p * len(args))(*(ctypes.addressof(x) for x in args))
+        self._shape = (*grid, *block)
+        self._lock = threading.Lock()        # the argument block is shared: one launch at a time
+        self._launch = cupy.cuda.driver.launchKernel
+
+    def __call__(self, *pointers):
+        import cupy
+        stream = cupy.cuda.get_current_stream().ptr
+        with self._lock:
+            for slot, pointer in zip(self._args, pointers):
+                slot.value = pointer
+            self._launch(self._function, *self._shape, 0, stream, ctypes.addressof(self._params), 0)

@@ -4,15 +4,19 @@ The operand kernels (the split, the Ozaki residues) report, as they read, each o
 the rows of A and columns of B that hold NaN/inf; ``kernels/gemm_nonfinite_sm80.cu`` then writes
 NaN/inf where the float64 product has them and, for float32, recomputes as float64 dot products
 the entries that may reach the top of float32's range. It returns at once when neither can occur.
+``fix_sgemm`` does the same for cuBLAS SGEMM's result, from the result itself.
 """
+import ctypes
+
 import numpy as np
 
-from .launch import launch
+from .launch import PreparedLaunch, launch
 from .split import at
 
 NONFINITE_FILE = "gemm_nonfinite_sm80.cu"
 _NONFINITE_BLOCKS = 1024      # blocks of gemm_nonfinite: few, since they usually return at once
-NONFINITE_EXPRESSION = {"f": "gemm_nonfinite<float>", "d": "gemm_nonfinite<double>"}
+NONFINITE_EXPRESSION = {"f": "gemm_nonfinite<float>", "d": "gemm_nonfinite<double>", "sgemm": "sgemm_nonfinite"}
+FP32_MAX = float(np.finfo(np.float32).max)
 
 
 def nonfinite_report(a, b):
@@ -49,4 +53,32 @@ def fix_nonfinite(a, b, c, report, exponents=(None, None), overflow_exponent=0, 
             np.int32(a.shape[-1]), np.int64(batch), np.int32(a.shape[0] > 1), np.int32(b.shape[0] > 1),
             at(exponents[0]), at(exponents[1]), np.int32(overflow_exponent),
             at(report, norm_peak_words(report)[0]), np.int32(bits[0]), np.int32(bits[1])))
+    return c
+
+
+def sgemm_limit(k):
+    """The magnitude from which ``fix_sgemm`` recomputes an SGEMM entry of inner dimension ``k``:
+    FLT_MAX (1 - (2k + 2) 2^-24) rounded down to float32, 0 (every entry) from k = 2^23 on."""
+    exact = max(FP32_MAX * (1 - (2 * k + 2) * 2.0 ** -24), 0.0)
+    limit = np.float32(exact)
+    return limit if float(limit) <= exact else np.nextafter(limit, np.float32(0))
+
+
+def sgemm_fixup(m, n, k, batch, a_batched, b_batched):
+    """The prepared launch (``launch.PreparedLaunch``, called with the pointers of ``a``, ``b``,
+    ``c``) of ``fix_sgemm`` for these sizes."""
+    grid = (max(min(-(-batch * m * n // 1024), 4 * _NONFINITE_BLOCKS), 1), 1, 1)
+    args = [ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_int(m), ctypes.c_int(n),
+            ctypes.c_int(k), ctypes.c_longlong(batch), ctypes.c_int(a_batched), ctypes.c_int(b_batched),
+            ctypes.c_float(sgemm_limit(k))]
+    return PreparedLaunch(NONFINITE_FILE, NONFINITE_EXPRESSION["sgemm"], grid, (256, 1, 1), args)
+
+
+def fix_sgemm(a, b, c):
+    """Give SGEMM's ``c`` (batch, m, n) of contiguous float32 ``a`` (batch or 1, m, k) and ``b``
+    (batch or 1, k, n) the float64 product's NaN/inf and range: each entry that is NaN/inf or
+    reaches ``sgemm_limit(k)`` recomputed as a float64 dot product rounded once (one launch of
+    ``kernels/gemm_nonfinite_sm80.cu``'s ``sgemm_nonfinite``, which reads ``c`` once otherwise)."""
+    batch, m, n = c.shape
+    sgemm_fixup(m, n, a.shape[-1], batch, a.shape[0] > 1, b.shape[0] > 1)(a.data.ptr, b.data.ptr, c.data.ptr)
     return c

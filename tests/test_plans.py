@@ -1,0 +1,319 @@
+"""The plan cache of the public GPU calls (``splitprec._plans``, ``splitprec.engines.cuda.replay``)
+and ``precision="fp32"``'s per-shape path, SGEMM included (``splitprec.engines.cuda.gemm.fp32_path``).
+
+Without a GPU: the path choice against the measurements it came from, the graph's layout rule, the
+plans' life cycle, the SGEMM fix-up's threshold and bound. On a GPU (marked ``gpu``): replayed calls
+are bit-identical to first calls on new inputs, on other streams and after a default changes; calls
+a graph cannot hold keep running directly; the SGEMM path lies within its bound with the float64
+product's NaN/inf and range.
+"""
+import json
+import pathlib
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import splitprec as sp
+from splitprec import _plans
+from splitprec.accuracy import gemm_bound
+from splitprec.accuracy.bounds import sgemm_bound
+from splitprec.accuracy.reference import exact_matmul
+from splitprec.engines.cuda import gemm as cuda_gemm, replay
+from splitprec.engines.cuda.nonfinite import FP32_MAX, sgemm_limit
+from splitprec.engines.cuda.tuning import TUNING
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+rng = np.random.default_rng(11)
+
+
+def randn(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+# ---- the path of precision="fp32" --------------------------------------------------------------
+
+def _measured_shapes():
+    source = json.loads((ROOT / TUNING["precision_fp32"]["source"]).read_text())
+    shapes = {}
+    for r in source["results"]:
+        shapes.setdefault((r["m"], r["n"], r["k"], r["batch"]), {})[r["name"]] = r["event_us"]
+    return shapes
+
+
+def test_fp32_path_is_the_fastest_measured_path_of_every_shape():
+    """Per shape of the source measurement, the chosen path (SGEMM or the scheme) is within 5% of
+    the fastest of SGEMM and the fp32-class schemes; the table covers square, batched and skinny."""
+    shapes = _measured_shapes()
+    regimes = {"square": 0, "batched": 0, "skinny": 0}
+    for (m, n, k, batch), times in shapes.items():
+        candidates = {name: t for name, t in times.items()
+                      if name == "cublas_sgemm" or (name in sp.dtypes("float32") and sp.dtype(name).fp32_class)}
+        path = cuda_gemm.fp32_path(m, n, k, batch)
+        chosen = times["cublas_sgemm" if path == "sgemm" else path]
+        assert chosen <= 1.05 * min(candidates.values()), ((m, n, k, batch), path, candidates)
+        regimes["batched" if batch > 1 else "square" if m == n == k else "skinny"] += 1
+    assert min(regimes.values()) >= 2, regimes
+
+
+def test_fp32_path_takes_sgemm_below_each_threshold_only():
+    below = TUNING["precision_fp32"]["sgemm_below"]
+    large = 8192
+    assert cuda_gemm.fp32_path(large, large, large, 1) == TUNING["precision_fp32"]["scheme"]
+    assert cuda_gemm.fp32_path(below["min_mn"] - 1, large, large, 1) == "sgemm"
+    assert cuda_gemm.fp32_path(large, large, below["k"] - 1, 1) == "sgemm"
+    side = round(below["work"] ** (1 / 3))
+    assert cuda_gemm.fp32_path(side // 2, side // 2, side // 2, 7) == "sgemm"
+    assert sp.dtype(TUNING["precision_fp32"]["scheme"]).fp32_class
+
+
+# ---- the SGEMM fix-up and bound ----------------------------------------------------------------
+
+@pytest.mark.parametrize("k", [1, 2, 1000, 2 ** 20, 2 ** 23 - 2, 2 ** 23, 2 ** 30])
+def test_sgemm_limit_is_the_largest_float32_below_the_safe_magnitude(k):
+    safe = max(FP32_MAX * (1 - (2 * k + 2) * 2.0 ** -24), 0.0)
+    limit = sgemm_limit(k)
+    assert limit.dtype == np.float32 and float(limit) <= safe
+    assert float(np.nextafter(limit, np.float32(np.inf))) > safe
+
+
+def _float32_dot(a, b, order):
+    """a @ b summed in float32, one rounding per product and per add, in ``order`` ("forward",
+    "reverse", "pairwise")."""
+    products = (a[..., :, :, None] * b[..., None, :, :]).astype(np.float32)       # (m, k, n), rounded
+    if order == "reverse":
+        products = products[..., ::-1, :]
+    if order == "pairwise":
+        while products.shape[-2] > 1:
+            if products.shape[-2] % 2:
+                products = np.concatenate([products, np.zeros_like(products[..., :1, :])], axis=-2)
+            products = (products[..., 0::2, :] + products[..., 1::2, :]).astype(np.float32)
+        return products[..., 0, :]
+    total = np.zeros(products.shape[:-2] + products.shape[-1:], np.float32)
+    for q in range(products.shape[-2]):
+        total = (total + products[..., q, :]).astype(np.float32)
+    return total
+
+
+@given(st.integers(1, 40), st.sampled_from(["forward", "reverse", "pairwise"]),
+       st.sampled_from([0.0, -30.0, -125.0, 60.0]), st.booleans())
+def test_float32_sums_in_any_order_lie_within_the_sgemm_bound(k, order, binade, flush):
+    """Every float32 summation order, and flushing subnormal inputs to zero, stays within
+    ``sgemm_bound``; entries past float32's range have an infinite bound."""
+    local = np.random.default_rng(k)
+    a = (local.standard_normal((3, k)) * 2.0 ** binade).astype(np.float32)
+    b = (local.standard_normal((k, 4)) * 2.0 ** local.integers(-30, 30, size=(k, 4))).astype(np.float32)
+    bound = sgemm_bound(a, b)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        x, y = (np.where(np.abs(v) < 2.0 ** -126, np.float32(0), v) if flush else v for v in (a, b))
+        c = _float32_dot(x, y, order).astype(np.float64)
+    exact = exact_matmul(a, b)
+    finite = np.isfinite(bound)
+    assert (np.abs(c - exact)[finite] <= bound[finite]).all()
+
+
+def test_sgemm_bound_is_infinite_exactly_where_needed():
+    a, b = randn(5, 20), randn(20, 6)
+    a[0, 0], a[1, :] = np.nan, np.float32(3e38)
+    b[:, 2] = 0
+    bound = sgemm_bound(a, b)
+    assert np.isinf(bound[0]).all() and np.isinf(bound[1, [0, 1, 3, 4, 5]]).all()
+    assert np.isfinite(bound[1, 2]) and np.isfinite(bound[2:]).all()
+    assert (bound[2:] <= 22 * 2.0 ** -24 * np.abs(a[2:]).astype(np.float64) @ np.abs(b) + 1e-30).all()
+
+
+def test_gemm_bound_of_a_precision_class():
+    a, b = randn(3, 64), randn(64, 5)
+    np.testing.assert_array_equal(gemm_bound(a, b, precision="fp32", engine="gpu"), sgemm_bound(a, b))
+    np.testing.assert_array_equal(gemm_bound(a, b, precision="FP32"), gemm_bound(a, b, _cheapest("fp32")))
+    with pytest.raises(ValueError, match="dtype or precision, not both"):
+        gemm_bound(a, b, "bf16x9", precision="fp32")
+    with pytest.raises(TypeError, match="precision class"):
+        gemm_bound(a, b)
+    with pytest.raises(ValueError, match="unknown precision 'fp16'"):
+        gemm_bound(a, b, precision="fp16")
+    with pytest.raises(ValueError, match="kind='rigorous'"):
+        gemm_bound(a, b, precision="fp32", engine="gpu", kind="probabilistic")
+
+
+def _cheapest(precision):
+    from splitprec.dtypes import cheapest
+    return cheapest(precision).name
+
+
+# ---- the graph's layout rule and the plans' life cycle ------------------------------------------
+
+def test_dense_span_of_layouts():
+    x = np.zeros((4, 6), np.float32)
+    assert replay.dense_span(x) == (0, 96)
+    assert replay.dense_span(x.T) == (0, 96)
+    assert replay.dense_span(x[::-1]) == (-72, 96)
+    assert replay.dense_span(x[:, :3]) is None                          # gaps
+    assert replay.dense_span(np.broadcast_to(x[:1], (4, 6))) is None    # a broadcast axis
+    assert replay.dense_span(x[:0]) is None
+    assert replay.dense_span(np.float64(1.0).reshape(())) == (0, 8)
+    assert replay.capturable([x, x.T]) and not replay.capturable([np.zeros(replay.MAX_BYTES // 4 + 1, np.float32)])
+
+
+def test_plans_run_direct_launches_and_forget_the_oldest():
+    calls = []
+    run = lambda x: calls.append("run") or x + 1                    # noqa: E731
+    direct = lambda x: (lambda y: calls.append("direct") or y + 1)  # noqa: E731
+    x = np.zeros(3, np.float32)
+    for key in range(_plans.MAX_PLANS + 1):
+        assert _plans.how(key) == "first"
+        _plans.call(key, run, (x,), direct)
+    assert _plans.how(0) == "first" and _plans.how(_plans.MAX_PLANS) == "direct"
+    calls.clear()
+    np.testing.assert_array_equal(_plans.call(_plans.MAX_PLANS, run, (x,), direct), x + 1)
+    assert calls == ["direct"]
+
+
+def test_plans_keep_running_calls_a_graph_cannot_hold():
+    calls = []
+    run = lambda x: calls.append(1) or np.broadcast_to(x[:1], x.shape)   # noqa: E731  (not dense)
+    x = np.arange(4.0)
+    for _ in range(3):
+        _plans.call("broadcast", run, (x,))
+    assert _plans.how("broadcast") == "eager" and len(calls) == 3
+
+
+def test_no_signature_without_cupy_arrays():
+    assert _plans.signature("matmul", (np.zeros((2, 2)), np.zeros((2, 2))), (None, None)) is None
+
+
+# ---- on the GPU ---------------------------------------------------------------------------------
+
+def _cupy():
+    import cupy
+    return cupy
+
+
+def _key(a, b, dtype=None, precision=None):
+    return _plans.signature("matmul", (a, b), (dtype, precision))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype, precision", [("tf32x3", None), ("bf16x9", None), ("fp16x3", None),
+                                              (None, "fp32"), (None, None), ("ozaki2_int8x14", None)])
+@pytest.mark.parametrize("shape_a, shape_b", [((64, 64), (64, 64)), ((5, 40, 33), (33, 20)), ((300,), (300, 7)),
+                                              ((3, 1, 16, 9), (4, 9, 16)), ((1030, 70), (70, 2050))])
+def test_replayed_matmul_is_bit_identical_to_a_first_call(dtype, precision, shape_a, shape_b):
+    cupy = _cupy()
+    wide = dtype is not None and sp.dtype(dtype).target == "float64"
+    make = lambda shape: cupy.asarray(rng.standard_normal(shape).astype(np.float64 if wide else np.float32))  # noqa: E731
+    for round_ in range(4):
+        a, b = make(shape_a), make(shape_b)
+        if round_ == 3:
+            a[..., 0] = np.nan
+        c = sp.matmul(a, b, dtype=dtype, precision=precision)
+        how = _plans.how(_key(a, b, dtype, precision))
+        _plans.clear()
+        expected = sp.matmul(a, b, dtype=dtype, precision=precision)      # a first call: no plan
+        np.testing.assert_array_equal(cupy.asnumpy(c), cupy.asnumpy(expected))
+        assert c.shape == expected.shape and c.dtype == expected.dtype and c.strides == expected.strides
+        for _ in range(round_):                                           # back to the plan's state
+            sp.matmul(a, b, dtype=dtype, precision=precision)
+    if precision == "fp32" or (dtype is None and not wide):
+        broadcast = len(shape_a) > 2 and len(shape_b) > 2 and shape_a[:-2] != shape_b[:-2]
+        assert how == ("eager" if broadcast else "direct"), how           # SGEMM: its own launches
+    elif not wide and replay.capturable((a, b, c)):
+        assert how == "graph", (how, _plans.reason(_key(a, b, dtype, precision)))
+
+
+@pytest.mark.gpu
+def test_replays_read_the_operands_of_each_call_and_return_fresh_results():
+    cupy = _cupy()
+    a, b = cupy.asarray(randn(48, 40)), cupy.asarray(randn(40, 24))
+    results = [sp.matmul(a, b, dtype="bf16x6") for _ in range(3)]
+    assert _plans.how(_key(a, b, "bf16x6")) == "graph"
+    a *= 2
+    doubled = sp.matmul(a, b, dtype="bf16x6")
+    assert len({r.data.ptr for r in results + [doubled]}) == 4
+    np.testing.assert_array_equal(cupy.asnumpy(doubled), 2 * cupy.asnumpy(results[0]))
+    np.testing.assert_array_equal(cupy.asnumpy(results[2]), cupy.asnumpy(results[0]))
+
+
+@pytest.mark.gpu
+def test_plans_follow_the_stream_and_the_defaults():
+    cupy = _cupy()
+    a, b = cupy.asarray(randn(32, 32)), cupy.asarray(randn(32, 32))
+    plain = [sp.matmul(a, b) for _ in range(3)]
+    with cupy.cuda.Stream(non_blocking=True) as stream:
+        on_stream = [sp.matmul(a, b) for _ in range(3)]
+        host = on_stream[-1].get(stream=stream)
+    np.testing.assert_array_equal(host, cupy.asnumpy(plain[-1]))
+    with sp.default_scheme("bf16x9"):
+        replayed = [sp.matmul(a, b) for _ in range(3)]
+        assert _plans.how(_key(a, b)) == "graph"
+    np.testing.assert_array_equal(cupy.asnumpy(replayed[-1]), cupy.asnumpy(sp.matmul(a, b, dtype="bf16x9")))
+
+
+@pytest.mark.gpu
+def test_calls_that_read_the_device_back_run_directly():
+    """The adaptive fp64 plan reads the data's exponents back: its capture fails and it runs as before."""
+    cupy = _cupy()
+    a, b = (cupy.asarray(rng.standard_normal((40, 40))) for _ in range(2))
+    results = [sp.matmul(a, b, precision="fp64") for _ in range(3)]
+    assert _plans.how(_key(a, b, precision="fp64")) == "eager"
+    exact = exact_matmul(cupy.asnumpy(a), cupy.asnumpy(b))
+    for c in results:
+        assert (np.abs(cupy.asnumpy(c) - exact) <= gemm_bound(cupy.asnumpy(a), cupy.asnumpy(b), "ozaki2_int8_adaptive", engine="gpu")).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("call, shape", [("fft", (16, 1024)), ("ifft", (3, 100)), ("rfft", (8, 96)),
+                                         ("irfft", (4, 65)), ("fft2", (32, 48)), ("rfftn", (6, 8, 10))])
+def test_replayed_fft_is_bit_identical_to_a_first_call(call, shape):
+    cupy = _cupy()
+    fn = getattr(sp.fft, call)
+    real = call in ("rfft", "rfftn")
+    for _ in range(3):
+        x = rng.standard_normal(shape).astype(np.float32)
+        x = cupy.asarray(x if real else x + 1j * rng.standard_normal(shape).astype(np.float32))
+        y = fn(x, dtype="bf16x6")
+        _plans.clear()
+        np.testing.assert_array_equal(cupy.asnumpy(y), cupy.asnumpy(fn(x, dtype="bf16x6")))
+        fn(x, dtype="bf16x6")
+        fn(x, dtype="bf16x6")
+    assert [_plans.how(key) for key in list(_plans._PLANS)] == ["graph"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape_a, shape_b", [((67, 300), (300, 45)), ((4, 30, 50), (50, 20)), ((2, 1000), (1000, 3)),
+                                              ((2, 64, 64), (1, 64, 64))])
+def test_precision_fp32_sgemm_path_within_bound(shape_a, shape_b):
+    cupy = _cupy()
+    a, b = randn(*shape_a), randn(*shape_b)
+    a[..., 1, :] *= np.float32(2.0 ** -130 / 4)              # subnormal inputs
+    b[..., :, 2] *= np.float32(2.0 ** 100)
+    c = cupy.asnumpy(cuda_gemm.matmul_fp32(cupy.asarray(a), cupy.asarray(b)))
+    bound = gemm_bound(a, b, precision="fp32", engine="gpu")
+    assert (np.abs(c - exact_matmul(a, b)) <= bound).all()
+
+
+@pytest.mark.gpu
+def test_gpu_precision_fp32_within_bound(monkeypatch):
+    """Both paths of ``precision="fp32"`` (SGEMM, and the scheme where the table takes it) within
+    ``gemm_bound(..., precision="fp32", engine="gpu")``, with the float64 product's NaN/inf and range."""
+    cupy = _cupy()
+    for below in (TUNING["precision_fp32"]["sgemm_below"], {"min_mn": 0, "k": 0, "work": 0}):
+        monkeypatch.setattr(cuda_gemm, "SGEMM_BELOW", below)
+        a, b = randn(2, 30, 50), randn(1, 50, 20)
+        a[1, 3, 4], a[0, 7, 0], b[0, 2, 9] = -np.inf, np.nan, np.inf
+        a[0, 11, :], b[0, 11, 5] = 0.0, 0.0
+        a[0, 11, 11] = np.inf                                       # inf * 0 only: NaN
+        a[1, 20, :2], b[0, :2, 17] = (3e38, -3e38), (3e38, 3e38)    # products overflow; exact: 0
+        a[1, 21, :2] = (3e38, 3e38)                                 # partial sums overflow; exact 1.8e77: +inf
+        a[1, 22, :3], b[0, :3, 18] = (3e38, 3e38, -3e38), (1.0, 1.0, 1.0)     # exact 3e38: finite
+        b[0, 2:, 17] = 0.0
+        b[0, 3:, 18] = 0.0
+        c = cupy.asnumpy(cuda_gemm.matmul_fp32(cupy.asarray(a), cupy.asarray(b)))
+        with np.errstate(invalid="ignore", over="ignore"):
+            exact = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
+        for special in (np.isnan, np.isposinf, np.isneginf):
+            np.testing.assert_array_equal(special(c), special(exact))
+        assert c[1, 20, 17] == 0.0 and c[1, 21, 17] == np.inf and c[1, 22, 18] == np.float32(3e38)
+        bound = gemm_bound(a, b, precision="fp32", engine="gpu")
+        finite = np.isfinite(bound)
+        assert (np.abs(c - exact_matmul(a, b))[finite] <= bound[finite]).all()
