@@ -158,7 +158,7 @@ def gemm_bound(a, b, dtype=None, engine="cpu", *, precision=None, k_block=None, 
     precision : {"fp32", "fp64"}, keyword-only
         The bound of ``matmul``'s class pick for this shape and engine: on the GPU ``"fp32"`` runs
         cuBLAS SGEMM for the shapes where it is the fastest (``splitprec.engines.cuda.gemm.fp32_path``),
-        whose bound is ``gamma_{k+1} |A||B|`` plus the subnormal terms (docs/bounds.md, section 15).
+        whose bound is ``gamma_{k+1} |A||B|`` plus the subnormal terms (docs/bounds.md, section 16).
     k_block : int or None, keyword-only
         Longest run of k of hi*hi that the GPU engine accumulates in the tensor core before
         promoting; None: the longest of splitprec's GPU engines for this scheme
@@ -281,7 +281,7 @@ def _class_pick(a, b, dtype, precision, engine, op):
 
 def sgemm_bound(a, b):
     """Per-entry bound on the error of ``precision="fp32"``'s cuBLAS SGEMM path (docs/bounds.md,
-    section 15): at most 2k float32 roundings per entry in any order of summation, ``gamma_{k+1}
+    section 16): at most 2k float32 roundings per entry in any order of summation, ``gamma_{k+1}
     |A||B|``; the subnormal inputs' products ``|A_sub||B| + |A||B_sub|`` and ``2k 2^-126`` in case
     the kernel flushes subnormal inputs or results; ``inf`` where the product may overflow (those
     entries are recomputed in float64) or is NaN/inf."""

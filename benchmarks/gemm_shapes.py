@@ -20,6 +20,7 @@ import cupy
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import gemm as bench  # noqa: E402  (time_ms, rel_error, cublas_gemm_ex, header)
+import readme_table  # noqa: E402  (shapes_table)
 import splitprec as sp  # noqa: E402
 
 SHAPES = [(512, 512, 512, 1), (1024, 1024, 1024, 1), (2048, 2048, 2048, 1), (64, 64, 64, 4096),
@@ -109,23 +110,6 @@ def run_shape(shape, reps, rng, bandwidth, rates):
     return records
 
 
-def table(records):
-    """Markdown: per shape, SGEMM's time, the best fp32-class scheme and ``precision="fp32"`` as x SGEMM."""
-    lines = ["| m x n x k x batch | SGEMM µs | best scheme (x SGEMM) | `precision=\"fp32\"` x SGEMM | wall µs (fp32 / cupy) |",
-             "|---|---|---|---|---|"]
-    shapes = dict.fromkeys((r["m"], r["n"], r["k"], r["batch"]) for r in records)
-    for shape in shapes:
-        here = {r["name"]: r for r in records if (r["m"], r["n"], r["k"], r["batch"]) == shape}
-        sgemm = here["cublas_sgemm"]
-        schemes = [r for r in here.values() if r["name"] in SCHEMES and r["rel_error"] <= sgemm["rel_error"]]
-        best = min(schemes, key=lambda r: r["event_us"]) if schemes else None
-        fp32 = here["precision_fp32"]
-        lines.append(f"| {' x '.join(map(str, shape))} | {sgemm['event_us']:.0f} | "
-                     + (f"{best['name']} {sgemm['event_us'] / best['event_us']:.2f}" if best else "none")
-                     + f" | {sgemm['event_us'] / fp32['event_us']:.2f} | {fp32['wall_us']:.0f} / {sgemm['wall_us']:.0f} |")
-    return "\n".join(lines)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parent / "results"))
@@ -144,7 +128,7 @@ def main(argv=None):
         records += run_shape(shape, args.reps, rng, bandwidth, rates)
         out.write_text(json.dumps({**head, "copy_bytes_per_s": bandwidth, "narrow_flops_per_s": rates,
                                    "schemes": SCHEMES, "shapes": shapes, "results": records}, indent=1))
-    print(table(records))
+    print(readme_table.shapes_table(json.loads(out.read_text()), out))
     print(f"wrote {out}")
 
 

@@ -5,11 +5,13 @@ README's headline table (every scheme's class, its GEMM speed and error at 8192^
 and error at 4096 x 4096, with the fp64 scheme beside DGEMM, and which rows were measured before the
 range work); for docs/gemm.md the n = 8192 case
 (public ``sp.matmul`` rows and the anchors) and every case of the multi-part schemes; for
-docs/fft.md every FFT case beside cuFFT / cupyx; for docs/fp64.md the Ozaki scheme II run. Without
-files it takes the newest run of each kind (``gemm-``, ``fft-``, ``gemm-fp64-``); a file named
+docs/fft.md every FFT case beside cuFFT / cupyx; for docs/fp64.md the Ozaki scheme II run; for
+README.md and docs/kernels.md the GEMM shapes run. Without
+files it takes the newest run of each kind (``gemm-``, ``fft-``, ``gemm-fp64-``, ``gemm-shapes-``); a file named
 replaces the newest of its kind. With ``--write ROOT`` it replaces the text between
 ``<!-- KIND-table:start -->`` and ``<!-- KIND-table:end -->`` in ROOT's README.md (``headline``),
-docs/gemm.md (``gemm``), docs/fft.md (``fft``) and docs/fp64.md (``fp64``). Nobody types the numbers.
+docs/gemm.md (``gemm``), docs/fft.md (``fft``), docs/fp64.md (``fp64``) and README.md and
+docs/kernels.md (``shapes``). Nobody types the numbers.
 """
 import argparse
 import json
@@ -23,8 +25,9 @@ from splitprec.accuracy.classes import class_label  # noqa: E402
 from splitprec.engines import plan as fft_plan  # noqa: E402
 
 RESULTS = pathlib.Path(__file__).parent / "results"
-GLOBS = {"gemm": "gemm-2*.json", "fft": "fft-2*.json", "fp64": "gemm-fp64-2*.json"}
-PAGES = {"headline": "README.md", "gemm": "docs/gemm.md", "fft": "docs/fft.md", "fp64": "docs/fp64.md"}
+GLOBS = {"gemm": "gemm-2*.json", "fft": "fft-2*.json", "fp64": "gemm-fp64-2*.json", "shapes": "gemm-shapes-2*.json"}
+PAGES = {"headline": ("README.md",), "gemm": ("docs/gemm.md",), "fft": ("docs/fft.md",), "fp64": ("docs/fp64.md",),
+         "shapes": ("README.md", "docs/kernels.md")}
 FFT_SCHEMES = ("bf16x6", "tf32x3", "fp16x3")
 ENGINE_ROWS = ("_sm80", "_sm90", "_cublas")     # engine-only rows: in the JSON, not in the tables
 SCHEMES = ("fp16x3", "bf16x3", "tf32x3", "bf16x6", "bf16x9")
@@ -222,7 +225,30 @@ def replace_between_markers(page, kind, text):
     page.write_text(pattern.sub(lambda _: f"{start}\n{text}\n{end}", page.read_text()))
 
 
+def shapes_table(results, path):
+    """Per shape of a ``gemm-shapes`` run: SGEMM's time, the fastest fp32-class scheme and fp16x3 as x
+    SGEMM, and ``precision="fp32"`` as x SGEMM and x the faster of SGEMM and that scheme, by event
+    time and by wall time of calls back to back."""
+    fp32_class = [name for name in splitprec.dtypes("float32") if splitprec.dtype(name).fp32_class]
+    lines = [f"{results['device']}, `{path.name}` ({results['date'][:10]}, git {results['git_sha']}); µs by CUDA "
+             "events after 0.5 s of warm-up (median of 10), wall: per call in a loop of calls ended by one synchronize.",
+             "", "| m x n x k x batch | SGEMM µs | fastest fp32-class scheme (x SGEMM) | fp16x3 (x SGEMM) | "
+             "`precision=\"fp32\"` x SGEMM | x the faster path (event / wall) |", "|---|---|---|---|---|---|"]
+    shapes = dict.fromkeys((r["m"], r["n"], r["k"], r["batch"]) for r in results["results"])
+    for shape in shapes:
+        here = {r["name"]: r for r in results["results"] if (r["m"], r["n"], r["k"], r["batch"]) == shape}
+        sgemm, fp32 = here["cublas_sgemm"], here["precision_fp32"]
+        best = min((here[name] for name in fp32_class if name in here), key=lambda r: r["event_us"])
+        faster = {t: min(sgemm[t], best[t]) / fp32[t] for t in ("event_us", "wall_us")}
+        lines.append(f"| {' x '.join(map(str, shape))} | {sgemm['event_us']:.0f} | {best['name']} "
+                     f"{sgemm['event_us'] / best['event_us']:.2f} | {sgemm['event_us'] / here['fp16x3']['event_us']:.2f} | "
+                     f"{sgemm['event_us'] / fp32['event_us']:.2f} | {faster['event_us']:.2f} / {faster['wall_us']:.2f} |")
+    return "\n".join(lines)
+
+
 def _kind(results):
+    if "event_us" in results["results"][0]:
+        return "shapes"
     if any(r["name"].startswith("ozaki2") for r in results["results"]):
         return "fp64"
     return "gemm" if results["results"][0]["op"] == "gemm" else "fft"
@@ -232,7 +258,8 @@ def tables(paths):
     """``{kind: markdown}`` for the results files ``{"gemm": path, "fft": path, "fp64": path}``."""
     runs = {kind: json.loads(path.read_text()) for kind, path in paths.items()}
     return {"headline": headline(runs["gemm"], runs["fft"], runs["fp64"], paths), "gemm": gemm_text(runs["gemm"]),
-            "fft": fft_table(runs["fft"]), "fp64": fp64_table(runs["fp64"])}
+            "fft": fft_table(runs["fft"]), "fp64": fp64_table(runs["fp64"]),
+            **({"shapes": shapes_table(runs["shapes"], paths["shapes"])} if "shapes" in runs else {})}
 
 
 def main(argv=None):
@@ -245,8 +272,8 @@ def main(argv=None):
     for path in map(pathlib.Path, args.results):
         paths[_kind(json.loads(path.read_text()))] = path
     for kind, text in tables(paths).items():
-        if args.write:
-            replace_between_markers(pathlib.Path(args.write) / PAGES[kind], kind, text)
+        for page in PAGES[kind] if args.write else ():
+            replace_between_markers(pathlib.Path(args.write) / page, kind, text)
         print(text + "\n")
 
 
