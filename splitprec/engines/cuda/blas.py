@@ -37,13 +37,12 @@ def handle():
     """cupy's cuBLAS handle of this thread and device, bound to the current stream."""
     import cupy
     from cupy_backends.cuda.libs import cublas
+    blas = cupy.cuda.device.get_cublas_handle()
     stream = cupy.cuda.get_current_stream().ptr
     workspaces = getattr(_CAPTURE, "workspaces", None)
     if workspaces is None:
-        blas = cupy.cuda.device.get_cublas_handle()
         cublas.setStream(blas, stream)
         return blas
-    blas = _CAPTURE.handle
     size = workspace_bytes()
     if not workspaces:
         workspaces.append(cupy.cuda.alloc(size))
@@ -59,14 +58,10 @@ def handle():
 
 @contextlib.contextmanager
 def capturing(workspaces):
-    """Within the block, :func:`handle` serves a capture begun inside it: the handle is taken on
-    entry (cupy's getter binds the stream, which it refuses once capturing) and the workspace it
-    gives cuBLAS is ``workspaces[0]``, allocated on first need by the current allocator (the
-    capture's pool)."""
-    import cupy
-    _CAPTURE.handle = cupy.cuda.device.get_cublas_handle()
+    """Within the block, :func:`handle` serves a capture: the workspace it gives cuBLAS is
+    ``workspaces[0]``, allocated on first need by the current allocator (the capture's pool)."""
     _CAPTURE.workspaces = workspaces
     try:
         yield
     finally:
-        del _CAPTURE.workspaces, _CAPTURE.handle
+        del _CAPTURE.workspaces
