@@ -112,8 +112,7 @@ gemm_nonfinite(const T* a, const T* b, T* c, const unsigned* peaks, const unsign
 // entry that passed through no overflow erred by at most 2k roundings of values below FLT_MAX, so
 // one below limit = FLT_MAX (1 - (2k + 2) 2^-24) has a finite product; a NaN/inf input makes every
 // entry of its row or column NaN/inf in SGEMM (inf stays inf or becomes NaN), so it is recomputed.
-// c is read as float4, four loads in flight per thread (cupy's allocations are 256-byte aligned),
-// its last size % 4 entries singly.
+// c is read as float4 (cupy's allocations are 256-byte aligned), its last size % 4 entries singly.
 __device__ __forceinline__ void sgemm_recompute(const float* a, const float* b, float* c, long long e, int m,
                                                 int n, int k, int a_batched, int b_batched) {
   const long long z = e / (static_cast<long long>(m) * n);
@@ -133,28 +132,17 @@ __device__ __forceinline__ unsigned magnitude_bits(float x) { return __float_as_
 __global__ void __launch_bounds__(256)
 sgemm_nonfinite(const float* a, const float* b, float* c, int m, int n, int k, long long batch,
                 int a_batched, int b_batched, float limit) {
-  constexpr int kLoads = 4;                              // float4 loads in flight per thread
   const unsigned top = __float_as_uint(limit);          // bits: no flush, NaN's are the largest
   const long long entries = batch * m * n, quads = entries / 4;
   const long long first = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   const long long stride = gridDim.x * static_cast<long long>(blockDim.x);
-  for (long long base = first; base < quads; base += kLoads * stride) {
-    float4 v[kLoads];
-#pragma unroll
-    for (int u = 0; u < kLoads; ++u) {
-      const long long q = base + u * stride;
-      v[u] = q < quads ? reinterpret_cast<const float4*>(c)[q] : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-#pragma unroll
-    for (int u = 0; u < kLoads; ++u) {
-      const float lane[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
-      if (max(max(magnitude_bits(lane[0]), magnitude_bits(lane[1])),
-              max(magnitude_bits(lane[2]), magnitude_bits(lane[3]))) < top)
-        continue;
-      for (int r = 0; r < 4; ++r)
-        if (magnitude_bits(lane[r]) >= top)
-          sgemm_recompute(a, b, c, 4 * (base + u * stride) + r, m, n, k, a_batched, b_batched);
-    }
+  for (long long q = first; q < quads; q += stride) {
+    const float4 v = reinterpret_cast<const float4*>(c)[q];
+    const float lane[4] = {v.x, v.y, v.z, v.w};
+    if (max(max(magnitude_bits(v.x), magnitude_bits(v.y)), max(magnitude_bits(v.z), magnitude_bits(v.w))) < top)
+      continue;
+    for (int r = 0; r < 4; ++r)
+      if (magnitude_bits(lane[r]) >= top) sgemm_recompute(a, b, c, 4 * q + r, m, n, k, a_batched, b_batched);
   }
   for (long long e = 4 * quads + first; e < entries; e += stride)
     if (magnitude_bits(c[e]) >= top) sgemm_recompute(a, b, c, e, m, n, k, a_batched, b_batched);

@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 
-from . import blas
 from .split import BLOCK_BYTES, ELEMENT_BYTES
 from .tuning import TUNING
 
@@ -20,7 +19,6 @@ CUDA_TYPE = {"tf32": 0, "bf16": 14, "fp16": 2}            # CUDA_R_32F, CUDA_R_1
 CUBLAS_COMPUTE = {"tf32": 77, "bf16": 68, "fp16": 68}     # COMPUTE_32F_FAST_TF32, COMPUTE_32F
 SGEMM_COMPUTE = 69      # CUBLAS_COMPUTE_32F_PEDANTIC: float32 FMAs whatever the handle's math mode
 _SGEMM_SCALARS = np.array([1.0, 0.0], np.float32)     # alpha, beta: host memory for the process' life
-_SGEMM_SCALARS_AT = _SGEMM_SCALARS.ctypes.data
 
 
 def cublas_chunk(d, k):
@@ -79,7 +77,10 @@ def gemm_cublas(pa, pb, c, d, chunk):
     ``i + j`` as one GEMM over its stacked K (smallest first, scaled by 2**-(i+j)*shift), then hi*hi
     in k-chunks of ``chunk``; each call after the first adds its chain to ``c`` with one
     round-to-nearest add (beta = 1)."""
-    handle = blas.handle()                          # on the stream the split ran on
+    from cupy import cuda
+    from cupy_backends.cuda.libs import cublas
+    handle = cuda.device.get_cublas_handle()
+    cublas.setStream(handle, cuda.get_current_stream().ptr)     # the stream the split ran on
     kp = pa.parts.shape[-1] // d.terms
     calls = [(first * kp, (d.terms - 1 - s + first) * kp, count * kp, 2.0 ** (-s * d.shift))
              for s, first, count in _diagonals(d)]
@@ -102,8 +103,11 @@ def sgemm(a, b, c):
 
 def sgemm_pointers(a, b, c, sizes):
     """``sgemm`` on device pointers, ``sizes``: (m, n, k, batch, A's batch stride, B's batch stride)."""
+    from cupy import cuda
     from cupy_backends.cuda.libs import cublas
     m, n, k, batch, stride_a, stride_b = sizes
-    handle = blas.handle()
-    cublas.gemmStridedBatchedEx(handle, 0, 0, n, m, k, _SGEMM_SCALARS_AT, b, 0, n, stride_b, a, 0, k, stride_a,
-                                _SGEMM_SCALARS_AT + 4, c, 0, n, m * n, batch, SGEMM_COMPUTE, -1)
+    handle = cuda.device.get_cublas_handle()
+    cublas.setStream(handle, cuda.get_current_stream().ptr)
+    scalars = _SGEMM_SCALARS.ctypes.data
+    cublas.gemmStridedBatchedEx(handle, 0, 0, n, m, k, scalars, b, 0, n, stride_b, a, 0, k, stride_a,
+                                scalars + 4, c, 0, n, m * n, batch, SGEMM_COMPUTE, -1)

@@ -22,7 +22,6 @@ import numpy as np
 
 from ...dtypes import dtype
 from ...ozaki import K_BLOCK, SCHEMES, grid_bits
-from . import blas
 from .launch import launch
 from .nonfinite import fix_nonfinite, nonfinite_report, norm_peak_words
 from .split import MAX_GRID_Y, at, flatten_batch, product_shape
@@ -82,7 +81,8 @@ def _products(pa, pb, batch, d, *, batched=None):
     (False); None: ``BATCHED_GEMMS``, and where that is None, True exactly when ``batch > 1``."""
     import cupy
     from cupy_backends.cuda.libs import cublas
-    handle = blas.handle()                                           # on the stream the residues ran on
+    handle = cupy.cuda.device.get_cublas_handle()
+    cublas.setStream(handle, cupy.cuda.get_current_stream().ptr)     # where the residues ran
     count, m, pad = pa.shape[1:]
     n = pb.shape[2]
     blocks = -(-pad // K_BLOCK)

@@ -3,13 +3,11 @@
 A public call on cupy arrays spends most of its time on the host (checks, scheme and engine choice,
 a Python-level launch per kernel). For one signature (shapes, strides, dtypes, options, device,
 stream) that host work decides the same launches every time, so :class:`GraphCall` captures them
-once: its operands are plan-owned copies, its temporaries (and cuBLAS's workspace, ``blas``) come
-from a plan-owned memory pool, and each replay copies the caller's operands in, launches the graph
-and copies the result out into a fresh array. A call whose work is not capturable (one that reads the device back, as the adaptive
+once: its operands are plan-owned copies, its temporaries come from a plan-owned memory pool, and
+each replay copies the caller's operands in, launches the graph and copies the result out into a
+fresh array. A call whose work is not capturable (one that reads the device back, as the adaptive
 fp64 plan does) raises :class:`CaptureError`, and its caller keeps running it directly.
 """
-from . import blas
-
 MAX_BYTES = 1 << 24        # operands and result of a captured call, together (larger calls: the device sets the pace)
 _DEVICE_TO_DEVICE = 3      # cudaMemcpyDeviceToDevice
 
@@ -54,14 +52,14 @@ class GraphCall:
 
     def __init__(self, run, operands):
         import cupy
-        self._pool, self._workspaces = cupy.cuda.MemoryPool(), []      # the graph's memory, kept with it
+        self._pool = cupy.cuda.MemoryPool()
         current = cupy.cuda.get_current_stream()
         side = cupy.cuda.Stream(non_blocking=True)
         with cupy.cuda.using_allocator(self._pool.malloc):
             self._spans = [dense_span(x) for x in operands]
             self._operands = [_owned_like(x, span) for x, span in zip(operands, self._spans)]
             side.wait_event(current.record())
-            with side, blas.capturing(self._workspaces):
+            with side:
                 side.begin_capture()
                 try:
                     result = run(*self._operands)
