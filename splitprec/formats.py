@@ -151,17 +151,29 @@ def _round_float32(x, fmt, rounding, saturate, xp):
         rounded = _round_pattern(bits, 24 - fmt.p, rounding)
         past_top_is_inf = fmt.has_inf and int(top) + (1 << (24 - fmt.p)) == int(infinity)
     else:
+        # Every step writes in place where it can: a split of fp16 parts holds a few of these
+        # arrays at once, and the CPU engine's memory is the sum of them.
         magnitude = bits & np.uint32(0x7FFFFFFF)
         biased = magnitude >> np.uint32(23)
-        drop = xp.maximum(biased, np.uint32(1)).astype(np.int32)          # e + 127, in place below
+        drop = biased.astype(np.int32)                                    # e + 127, in place below
+        xp.maximum(drop, 1, out=drop)
         xp.subtract(fmt.emin + 127, drop, out=drop)
         xp.maximum(drop, 0, out=drop)
         drop += 24 - fmt.p
-        rounded = _round_pattern(magnitude, xp.minimum(drop, 23).astype(np.uint32), rounding)
+        far = drop >= 24
         up = (drop == 24) & (biased > 0) & (rounding != "rz")
         if rounding == "rne":
             up &= (magnitude & np.uint32(0x7FFFFF)) != 0                 # above half the quantum
-        xp.copyto(rounded, ((biased + np.uint32(1)) << np.uint32(23)) * up, where=drop >= 24)
+        del biased
+        xp.minimum(drop, 23, out=drop)
+        rounded = _round_pattern(magnitude, drop.view(np.uint32), rounding)
+        del drop
+        binade = magnitude >> np.uint32(23)                               # the next binade's pattern
+        binade += np.uint32(1)
+        binade <<= np.uint32(23)
+        binade *= up
+        xp.copyto(rounded, binade, where=far)
+        del binade, far, up
         rounded |= bits & sign_bit
         past_top_is_inf = False
     # Fix-ups are masked copies, which write only where the mask holds (numpy's where costs a
@@ -201,8 +213,10 @@ def _round_pattern(magnitude, drop, rounding):
                 some = drop > 0
                 kept &= some
                 carry += kept
+                del kept                                                  # held arrays: memory
                 carry -= some
-            rounded = magnitude + carry
+            rounded = carry
+            rounded += magnitude
             rounded >>= drop
         rounded <<= drop
         return rounded

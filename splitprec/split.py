@@ -112,7 +112,9 @@ def split_held_in(x, d, axis, residual_dtype):
     saturated = xp.abs(residual) > top if any_saturated else None
     terms = []
     for i in range(d.terms):
-        scaled = xp.ldexp(residual, i * d.shift) if i * d.shift else residual
+        last = i + 1 == d.terms            # the residual is spent: its buffer takes the scaled copy
+        scaled = xp.ldexp(residual, i * d.shift, out=residual if last and residual is not x else None) \
+            if i * d.shift else residual
         part = round_to(scaled, fmt, d.rounding)
         if any_saturated:
             part = xp.where(saturated, round_to(scaled, fmt, "rz"), part)

@@ -223,10 +223,11 @@ def _peak_bytes(fn):
         tracemalloc.stop()
 
 
-@pytest.mark.parametrize("name", ["bf16x6", "bf16x9", "tf32x3", "bf16x3"])
+@pytest.mark.parametrize("name", ["bf16x6", "bf16x9", "tf32x3", "bf16x3", "fp16x3"])
 def test_matmul_cpu_engine_memory_within_4x_numpy_regression(name):
     """The CPU engine held 11.5x numpy's memory (inputs included): products now go into one reused
-    buffer, the unscaling runs in place and the split's temporaries are float32."""
+    buffer, the unscaling runs in place and the split's temporaries are float32. fp16x3 held 4.8x:
+    the fp16 rounding now works in place and the last part is scaled in the spent residual."""
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((256, 256)).astype(np.float32) for _ in range(2))
     sp.matmul(a, b, dtype=name)
