@@ -79,6 +79,19 @@ def test_residues_are_the_symmetric_int8_residues(t, name):
         assert all(int(x) % m == int(y) % m and -(m // 2) <= y <= (m + 1) // 2 - 1 for x, y in zip(t, r))
 
 
+def test_residues_across_blocks_keep_shape_and_values():
+    """An array longer than one ``RESIDUE_BLOCK`` (and not a multiple of it), 2-D: each entry's
+    residues, wherever its block ends, as Python's integers give them."""
+    d = sp.dtype(OZAKI2[-1])
+    rng = np.random.default_rng(3)
+    t = np.ldexp(np.rint(rng.standard_normal((3, reference_ozaki.RESIDUE_BLOCK // 3 + 11)) * 2.0 ** 40),
+                 rng.integers(0, 31, (3, reference_ozaki.RESIDUE_BLOCK // 3 + 11)))
+    for m, r in zip(d.moduli, reference_ozaki.residues(t, d)):
+        assert r.shape == t.shape and r.dtype == np.float32
+        expected = [(v % m) - m * ((v % m) > (m - 1) // 2) for v in map(int, t.ravel())]
+        np.testing.assert_array_equal(r.ravel(), np.float32(expected))
+
+
 @given(data=st.data(), name=st.sampled_from(OZAKI2))
 def test_crt_recovers_every_integer_below_three_eighths_of_m(data, name):
     d = sp.dtype(name)

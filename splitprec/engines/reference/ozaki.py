@@ -13,6 +13,9 @@ from ...ozaki import K_BLOCK, scale_exponents
 from .gemm import with_nonfinite
 
 
+RESIDUE_BLOCK = 1 << 14    # entries per pass of residues: its temporaries stay in the core's cache
+
+
 def residues(t, d):
     """Symmetric residues ``t mod m_l`` in ``[-floor(m/2), ceil(m/2) - 1]`` (int8 range) of the
     integer-valued float64 array ``t`` (``|t| < 2**72``), one float32 array per modulus (exact: the
@@ -20,22 +23,33 @@ def residues(t, d):
 
     The steps of ``ozaki2_residue`` in kernels/common/ozaki2.cuh, each exact: ``t = hi 2**36 +
     lo``, ``r = hi (2**36 mod m) + lo < 2**45``, then ``r - m rint(r / m)`` (+128 -> -128 for 256).
+    They run over blocks of ``RESIDUE_BLOCK`` entries, every modulus per block, so the nine passes
+    per modulus read and write cached memory (the same operations on each entry: the same bits).
     """
-    hi = np.trunc(t * 2.0 ** -36)
-    lo = t - hi * 2.0 ** 36
-    r, q, past = np.empty_like(t), np.empty_like(t), np.empty(t.shape, bool)    # reused for every modulus
-    out = []
-    for m in d.moduli:
-        np.multiply(hi, float(2 ** 36 % m), out=r)
-        r += lo
-        np.multiply(r, 1.0 / m, out=q)
-        np.rint(q, out=q)
-        q *= m
-        r -= q
-        np.greater(r, (m - 1) // 2, out=past)
-        residue = r.astype(np.float32)
-        np.subtract(residue, np.float32(m), out=residue, where=past)    # r - m past the range (exact)
-        out.append(residue)
+    flat = np.ascontiguousarray(t).reshape(-1)
+    out = [np.empty(t.shape, np.float32) for _ in d.moduli]
+    flat_out = [x.reshape(-1) for x in out]
+    size = min(RESIDUE_BLOCK, flat.size)
+    hi, lo, r, q, past = np.empty(size), np.empty(size), np.empty(size), np.empty(size), np.empty(size, bool)
+    for start in range(0, flat.size, RESIDUE_BLOCK):
+        block = flat[start:start + RESIDUE_BLOCK]
+        n = block.size
+        h, low, rb, qb, pb = hi[:n], lo[:n], r[:n], q[:n], past[:n]
+        np.multiply(block, 2.0 ** -36, out=h)
+        np.trunc(h, out=h)
+        np.multiply(h, 2.0 ** 36, out=low)
+        np.subtract(block, low, out=low)
+        for m, residue in zip(d.moduli, flat_out):
+            np.multiply(h, float(2 ** 36 % m), out=rb)
+            rb += low
+            np.multiply(rb, 1.0 / m, out=qb)
+            np.rint(qb, out=qb)
+            qb *= m
+            rb -= qb
+            np.greater(rb, (m - 1) // 2, out=pb)
+            part = residue[start:start + n]
+            part[...] = rb                                                 # float32: exact
+            np.subtract(part, np.float32(m), out=part, where=pb)          # r - m past the range (exact)
     return out
 
 
