@@ -53,30 +53,39 @@ def residues(t, d):
     return out
 
 
-def crt(r, d, xp=np):
+def crt(r, d):
     """float64 nearest (within one rounding and a tail) to the integer ``C`` with ``|C| < M/2`` and ``C = r_l
-    mod m_l`` for every l; ``r`` holds one array per modulus with ``|r_l| < m_l``.
+    mod m_l`` for every l; ``r`` holds one float64 array per modulus with ``|r_l| < m_l``.
 
     ``S_c = sum_l W[l, c] r_l`` is exact per chunk c; ``q = rint((S_0 + S_1) / M)`` is the multiple
     of M to remove (exact while ``|C| <= 3M/8``); ``T_c = S_c - q M_c`` is exact, and ``C = T_0 +
     T_1 + T_2 (+ T_3)`` is summed as ``h + (e + (T_2 + T_3))`` with ``h + e = T_0 + T_1`` exactly
     (TwoSum), so the result is rounded once but for the tiny low chunks (docs/bounds.md, "Ozaki
-    scheme II").
+    scheme II"). Over blocks of ``RESIDUE_BLOCK`` entries, as :func:`residues`.
     """
+    flat = [np.ascontiguousarray(x).reshape(-1) for x in r]
+    out = np.empty(flat[0].size)
+    for start in range(0, out.size, RESIDUE_BLOCK):
+        out[start:start + RESIDUE_BLOCK] = _crt_block([x[start:start + RESIDUE_BLOCK] for x in flat], d)
+    return out.reshape(r[0].shape)
+
+
+def _crt_block(r, d):
+    """:func:`crt` of one block of entries (1-D arrays)."""
     consts = d.crt_constants()
     count, chunks = d.terms, d.chunks
     weights, m_chunks, inverse = consts[:count * chunks].reshape(count, chunks), \
         consts[count * chunks:-1], consts[-1]
     s = [weights[0, c] * r[0] for c in range(chunks)]
-    term = xp.empty_like(s[0])
+    term = np.empty_like(s[0])
     for l in range(1, count):
         for c in range(chunks):
-            xp.multiply(weights[l, c], r[l], out=term)
+            np.multiply(weights[l, c], r[l], out=term)
             s[c] += term
-    q = xp.rint((s[0] + s[1]) * inverse)
+    q = np.rint((s[0] + s[1]) * inverse)
     t = s
     for c in range(chunks):
-        xp.multiply(q, m_chunks[c], out=term)
+        np.multiply(q, m_chunks[c], out=term)
         t[c] -= term
     low = (t[2] + t[3]) if chunks > 3 else t[2] if chunks > 2 else 0.0
     high = t[0] + t[1]
