@@ -78,11 +78,19 @@ def test_sgemm_limit_is_the_largest_float32_below_the_safe_magnitude(k):
 
 
 def _float32_dot(a, b, order):
-    """a @ b summed in float32, one rounding per product and per add, in ``order`` ("forward",
-    "reverse", "pairwise")."""
+    """a @ b summed in float32 in ``order``: "forward", "reverse", "pairwise" or "shuffled" with one
+    rounding per product and per add, or "fma" (forward, each product added exactly and rounded once)."""
+    if order == "fma":
+        total = np.zeros(a.shape[:-1] + b.shape[-1:], np.float32)
+        for q in range(a.shape[-1]):
+            exact = a[:, q, None].astype(np.float64) * b[None, q, :]         # exact in float64
+            total = (total + exact).astype(np.float32)
+        return total
     products = (a[..., :, :, None] * b[..., None, :, :]).astype(np.float32)       # (m, k, n), rounded
     if order == "reverse":
         products = products[..., ::-1, :]
+    if order == "shuffled":
+        products = products[..., np.random.default_rng(a.shape[-1]).permutation(a.shape[-1]), :]
     if order == "pairwise":
         while products.shape[-2] > 1:
             if products.shape[-2] % 2:
@@ -95,10 +103,10 @@ def _float32_dot(a, b, order):
     return total
 
 
-@given(st.integers(1, 40), st.sampled_from(["forward", "reverse", "pairwise"]),
+@given(st.integers(1, 40), st.sampled_from(["forward", "reverse", "pairwise", "shuffled", "fma"]),
        st.sampled_from([0.0, -30.0, -125.0, 60.0]), st.booleans())
 def test_float32_sums_in_any_order_lie_within_the_sgemm_bound(k, order, binade, flush):
-    """Every float32 summation order, and flushing subnormal inputs to zero, stays within
+    """Float32 summation in several orders, with or without FMA, and flushing subnormal inputs to zero, stay within
     ``sgemm_bound``; entries past float32's range have an infinite bound."""
     local = np.random.default_rng(k)
     a = (local.standard_normal((3, k)) * 2.0 ** binade).astype(np.float32)
