@@ -106,8 +106,8 @@ def _float32_dot(a, b, order):
 @given(st.integers(1, 40), st.sampled_from(["forward", "reverse", "pairwise", "shuffled", "fma"]),
        st.sampled_from([0.0, -30.0, -125.0, 60.0]), st.booleans())
 def test_float32_sums_in_any_order_lie_within_the_sgemm_bound(k, order, binade, flush):
-    """Float32 summation in several orders, with or without FMA, and flushing subnormal inputs to zero, stay within
-    ``sgemm_bound``; entries past float32's range have an infinite bound."""
+    """Float32 sums in several orders, with or without FMA, and with subnormal inputs flushed to
+    zero, stay within ``sgemm_bound``; entries past float32's range have an infinite bound."""
     local = np.random.default_rng(k)
     a = (local.standard_normal((3, k)) * 2.0 ** binade).astype(np.float32)
     b = (local.standard_normal((k, 4)) * 2.0 ** local.integers(-30, 30, size=(k, 4))).astype(np.float32)
