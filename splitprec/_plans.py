@@ -2,7 +2,9 @@
 
 A signature is the operation, its options (scheme, precision, the defaults of
 :func:`splitprec.default_scheme`, lengths, axes, norm), the shapes, strides and dtypes of its cupy
-operands, the device and the current stream; nothing else decides which kernels a call launches.
+operands, the device, the current stream and the calling thread; nothing else decides which kernels
+a call launches. The thread is part of it because a replay fills its graph's own operand copies:
+two threads on one stream (cupy's default) must not share them.
 The first call with a signature runs as usual (checks, scheme and engine choice, compiles) and is
 remembered. A call whose launches the engine can repeat directly (``direct``: cuBLAS SGEMM and its
 fix-up) repeats them from then on; otherwise the second call captures the launches as a CUDA graph
@@ -14,6 +16,7 @@ device back. The ``MAX_PLANS`` most recent signatures are kept, with the memory 
 """
 import collections
 import sys
+import threading
 
 from ._defaults import current_defaults
 from .engines.cuda import replay
@@ -32,6 +35,7 @@ class _Plan:
 
 
 _PLANS = collections.OrderedDict()
+_LOCK = threading.Lock()          # the dictionary's order and size, across threads
 
 
 def signature(op, operands, options):
@@ -47,7 +51,7 @@ def signature(op, operands, options):
         layouts.append((x.shape, x.strides, x.dtype))
     options = tuple(tuple(o) if isinstance(o, list) else o for o in options)     # s=[...], axes=[...]
     key = (op, options, current_defaults(), cupy.cuda.runtime.getDevice(), cupy.cuda.get_current_stream().ptr,
-           *layouts)
+           threading.get_ident(), *layouts)
     try:
         hash(key)
     except TypeError:           # an unhashable option: the call checks and reports it
@@ -65,15 +69,18 @@ def planned(op, operands, options, run, direct=None):
 
 def call(key, run, operands, direct=None):
     """``run(*operands)`` through the plan of ``key`` (module docstring; ``direct``: see :func:`planned`)."""
-    plan = _PLANS.get(key)
+    with _LOCK:
+        plan = _PLANS.get(key)
+        if plan is not None:
+            _PLANS.move_to_end(key)
     if plan is None:
         result = run(*operands)
         launches = None if direct is None else direct(*operands)
-        _PLANS[key] = _Plan(launches, launches is None and replay.capturable((*operands, result)))
-        if len(_PLANS) > MAX_PLANS:
-            _PLANS.popitem(last=False)
+        with _LOCK:
+            _PLANS[key] = _Plan(launches, launches is None and replay.capturable((*operands, result)))
+            if len(_PLANS) > MAX_PLANS:
+                _PLANS.popitem(last=False)
         return result
-    _PLANS.move_to_end(key)
     if plan.direct is not None:
         return plan.direct(*operands)
     if plan.graph is None and plan.fits:
@@ -103,4 +110,5 @@ def how(key):
 
 def clear():
     """Forget every plan and free the memory of their graphs."""
-    _PLANS.clear()
+    with _LOCK:
+        _PLANS.clear()

@@ -190,6 +190,43 @@ def test_no_signature_without_cupy_arrays():
     assert _plans.signature("matmul", (np.zeros((2, 2)), np.zeros((2, 2))), (None, None)) is None
 
 
+class _FakeArray:
+    def __init__(self, shape, strides, dtype):
+        self.shape, self.strides, self.dtype = shape, strides, np.dtype(dtype)
+
+
+def _fake_cupy(stream):
+    from types import SimpleNamespace
+    cuda = SimpleNamespace(runtime=SimpleNamespace(getDevice=lambda: 0),
+                           get_current_stream=lambda: SimpleNamespace(ptr=stream))
+    return SimpleNamespace(ndarray=_FakeArray, cuda=cuda)
+
+
+def test_signature_separates_what_decides_the_launches(monkeypatch):
+    """Layouts, options, defaults, stream and thread each give their own plan (a replay fills its
+    graph's operand copies, so two threads on one stream must not share one); lists of lengths or
+    axes key like tuples; an unhashable option keys nothing."""
+    import sys
+    import threading
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(0))
+    a, b = _FakeArray((4, 5), (20, 4), "float32"), _FakeArray((5, 3), (12, 4), "float32")
+    key = _plans.signature("matmul", (a, b), ("bf16x9", None))
+    assert key == _plans.signature("matmul", (a, b), ("bf16x9", None)) and hash(key) is not None
+    assert key != _plans.signature("matmul", (a, _FakeArray((5, 3), (4, 20), "float32")), ("bf16x9", None))
+    assert key != _plans.signature("matmul", (a, b), ("tf32x3", None))
+    with sp.default_scheme("tf32x3"):
+        assert key != _plans.signature("matmul", (a, b), ("bf16x9", None))
+    others = []
+    worker = threading.Thread(target=lambda: others.append(_plans.signature("matmul", (a, b), ("bf16x9", None))))
+    worker.start()
+    worker.join()
+    assert others[0] is not None and others[0] != key
+    assert _plans.signature("fft2", (a,), ([4, 5], [0, 1], None)) == _plans.signature("fft2", (a,), ((4, 5), (0, 1), None))
+    assert _plans.signature("matmul", (a, b), ({"bf16x9"}, None)) is None
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(7))
+    assert key != _plans.signature("matmul", (a, b), ("bf16x9", None))
+
+
 # ---- on the GPU ---------------------------------------------------------------------------------
 
 def _cupy():
