@@ -1,7 +1,8 @@
 """Matrix products in a split-precision scheme: ``matmul``.
 
 ``dtype`` names the scheme (see :func:`splitprec.dtypes`); ``precision="fp32"`` picks the cheapest
-scheme whose bound is fp32 class, ``precision="fp64"`` the adaptive ``ozaki2_int8_adaptive``
+scheme whose bound is fp32 class (on cupy arrays the fastest fp32-class path of the shape, cuBLAS
+SGEMM included: ``engines.cuda.gemm.fp32_path``), ``precision="fp64"`` the adaptive ``ozaki2_int8_adaptive``
 (DGEMM's worst-case bound on every input, docs/ozaki.md). With neither, the
 operands' dtype decides the target: float32 (and float16, bfloat16) operands run the float32
 default (``splitprec.default_scheme``: the fp32 class unless set), float64 operands the float64
@@ -178,7 +179,9 @@ def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: Sc
         Scheme name, e.g. ``"tf32x3"``, ``"bf16x9"``, ``"BF16_BF16_F32_X9"``, ``"ozaki2_int8x14"``;
         see ``splitprec.dtypes()``.
     precision : {"fp32", "fp64"}, optional
-        Pick the cheapest scheme whose bound is fp32 class, or for ``"fp64"``
+        Pick the cheapest scheme whose bound is fp32 class (cupy arrays: the fastest fp32-class
+        path of the shape, cuBLAS SGEMM included; bound ``accuracy.gemm_bound(a, b,
+        precision="fp32", engine="gpu")``), or for ``"fp64"``
         ``ozaki2_int8_adaptive``: DGEMM's worst-case bound on every input (docs/ozaki.md). With neither ``dtype`` nor ``precision``, the operands' dtype picks the
         target and :func:`splitprec.default_scheme` the scheme (module docstring).
     axes : list of tuples of ints, optional
