@@ -46,10 +46,11 @@ def residues(t, d):
             np.rint(qb, out=qb)
             qb *= m
             rb -= qb
-            np.greater(rb, (m - 1) // 2, out=pb)
             part = residue[start:start + n]
             part[...] = rb                                                 # float32: exact
-            np.subtract(part, np.float32(m), out=part, where=pb)          # r - m past the range (exact)
+            if m % 2 == 0:      # r = m/2 (a tie of r/m) is past the range; odd m have no ties
+                np.greater(rb, (m - 1) // 2, out=pb)
+                np.subtract(part, np.float32(m), out=part, where=pb)      # r - m (exact)
     return out
 
 
