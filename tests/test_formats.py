@@ -183,6 +183,19 @@ def _tie_patterns():
     return np.concatenate([patterns, patterns | np.uint32(0x80000000)])
 
 
+def test_fp16_by_numpy_conversion_equals_the_bit_rounding():
+    """numpy's float32 -> float16 cast (the CPU's fast path of fp16 RNE) gives the bit-level rounding's
+    patterns on every boundary, subnormal, NaN payload and inf (all 2^32 patterns agree, checked once
+    outside CI), and round_to takes it there."""
+    from splitprec import formats
+    rng = np.random.default_rng(5)
+    x = np.concatenate([_tie_patterns(), rng.integers(0, 2 ** 32, 200_000, dtype=np.uint64).astype(np.uint32)])
+    x = x.view(np.float32)
+    bit_level = formats._round_float32(x, formats.get_format("fp16"), "rne", False, np)
+    assert np.array_equal(formats._round_float32_to_fp16(x).view(np.uint32), bit_level.view(np.uint32))
+    assert np.array_equal(round_to(x, "fp16").view(np.uint32), bit_level.view(np.uint32))
+
+
 @pytest.mark.parametrize("name", [*FORMATS, "p1", "p24e5"])
 def test_round_to_float32_by_its_bits_equals_the_float64_rounding(name):
     """float32 input is rounded on its bit pattern; the float64 path, the exact oracle's twin above,
