@@ -17,7 +17,7 @@ from splitprec.dtypes import cheapest, check_precision
 
 from . import probabilistic
 from .ozaki_bound import matmul_shapes, ozaki2_gemm_bound
-from .reference import _nonfinite_pattern
+from .reference import infinite_where_unbounded
 
 U32 = 2.0 ** -24                    # unit roundoff of float32 round-to-nearest
 U_TRUNCATE = 2.0 ** -23             # one-sided error of a truncating (tensor-core) add
@@ -67,6 +67,11 @@ def _operand(x, name, op):
     if x.ndim < 2:
         raise ValueError(f"{op}: {name} has shape {x.shape}; expected ndim >= 2 (..., rows, cols)")
     return x.astype(np.float32)
+
+
+def _finite_magnitude(x):
+    """``|x|`` in float64 with NaN/inf as 0 (their pattern is bounded apart)."""
+    return np.where(np.isfinite(x), np.abs(x), 0).astype(np.float64)
 
 
 def _pow2_scale(mag, d, axis):
@@ -235,8 +240,7 @@ def gemm_bound(a, b, dtype=None, engine="cpu", *, precision=None, k_block=None, 
     a, b = _operand(a, "a", op), _operand(b, "b", op)
     matmul_shapes(a, b, op)
     k = a.shape[-1]
-    mag_a = np.where(np.isfinite(a), np.abs(a), 0).astype(np.float64)
-    mag_b = np.where(np.isfinite(b), np.abs(b), 0).astype(np.float64)
+    mag_a, mag_b = _finite_magnitude(a), _finite_magnitude(b)
     pow2 = d.scaling == "pow2"
     scale_a = _pow2_scale(mag_a, d, -1) if pow2 else np.ones(a.shape[:-1] + (1,))
     scale_b = _pow2_scale(mag_b, d, -2) if pow2 else np.ones(b.shape[:-2] + (1, b.shape[-1]))
@@ -257,8 +261,7 @@ def gemm_bound(a, b, dtype=None, engine="cpu", *, precision=None, k_block=None, 
     bound = representation + g_big * big + g_small * small + absolute * sigma + (ETA32 if pow2 else 0.0)
     bound = _round_up(bound, k + 4 * d.terms ** 2)
     overflow = (1 + g) * np.maximum(magnitude, magnitude / sigma) + bound >= FP32_MAX * (1 - 2.0 ** -20)
-    pattern = _nonfinite_pattern(a, b)
-    return np.where(overflow if pattern is None else overflow | ~np.isfinite(pattern), np.inf, bound)
+    return infinite_where_unbounded(bound, overflow, a, b)
 
 
 def _class_pick(a, b, dtype, precision, engine, op):
@@ -289,16 +292,14 @@ def sgemm_bound(a, b):
     a, b = _operand(a, "a", op), _operand(b, "b", op)
     matmul_shapes(a, b, op)
     k = a.shape[-1]
-    mag_a = np.where(np.isfinite(a), np.abs(a), 0).astype(np.float64)
-    mag_b = np.where(np.isfinite(b), np.abs(b), 0).astype(np.float64)
+    mag_a, mag_b = _finite_magnitude(a), _finite_magnitude(b)
     tiny = 2.0 ** -126
     magnitude = np.matmul(mag_a, mag_b)
     subnormal = np.matmul(np.where(mag_a < tiny, mag_a, 0), mag_b) + np.matmul(mag_a, np.where(mag_b < tiny, mag_b, 0))
     g = gamma(k + 1)
     bound = _round_up(g * magnitude + subnormal + 2 * k * tiny, 3 * k + 8)
     overflow = (1 + g) * magnitude + bound >= FP32_MAX * (1 - 2.0 ** -20)
-    pattern = _nonfinite_pattern(a, b)
-    return np.where(overflow if pattern is None else overflow | ~np.isfinite(pattern), np.inf, bound)
+    return infinite_where_unbounded(bound, overflow, a, b)
 
 
 # ---- FFT (docs/bounds.md, "FFT") ------------------------------------------------------------

@@ -14,7 +14,7 @@ import numpy as np
 from splitprec.ozaki import scale_exponents
 from splitprec.ozaki_plan import ADAPTIVE, RESCUE_EXPONENT, gamma, overflow_risk, plan
 
-from .reference import _nonfinite_pattern
+from .reference import infinite_where_unbounded
 
 U64 = 2.0 ** -53                     # float64 unit roundoff
 TINY64 = 2.0 ** -1074                # float64 subnormal spacing
@@ -160,5 +160,4 @@ def ozaki2_gemm_bound(a, b, d, engine="cpu"):
         magnitude = _round_up(np.matmul(np.abs(clean_a), np.abs(clean_b)), a.shape[-1])
         bound = _round_up(bound + U64 * magnitude + TINY64, 2)    # to the correctly rounded product
         overflow = ~(magnitude + bound < FP64_MAX)
-    pattern = _nonfinite_pattern(a, b)
-    return np.where(overflow if pattern is None else overflow | ~np.isfinite(pattern), np.inf, bound)
+    return infinite_where_unbounded(bound, overflow, a, b)

@@ -141,6 +141,13 @@ def _nonfinite_pattern(a, b):
                          np.where(fb, np.sign(b), b).astype(np.float64))
 
 
+def infinite_where_unbounded(bound, overflow, a, b):
+    """``bound`` with inf where ``overflow`` marks a possible overflow and where the exact product of
+    ``a`` and ``b`` is NaN/inf (that pattern is checked apart, exactly)."""
+    pattern = _nonfinite_pattern(a, b)
+    return np.where(overflow if pattern is None else overflow | ~np.isfinite(pattern), np.inf, bound)
+
+
 def exact_matmul(a, b):
     """The exact product ``a @ b``, correctly rounded to float64.
 

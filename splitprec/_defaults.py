@@ -106,7 +106,7 @@ def class_of(dtype, precision, *, target):
     defaults to a scheme: the GPU picks a class's path per shape."""
     if dtype is not None:
         return None
-    choice = _DEFAULTS.get()[target] if precision is None else check_precision(precision)
+    choice = _requested(precision, target)
     return choice if isinstance(choice, str) else None
 
 
@@ -118,5 +118,10 @@ def resolve(dtype, precision, *, target, op, pick=cheapest):
                          f"precision={precision!r})")
     if dtype is not None:
         return get_dtype(dtype)
-    choice = _DEFAULTS.get()[target] if precision is None else check_precision(precision)
+    choice = _requested(precision, target)
     return pick(choice) if isinstance(choice, str) else choice
+
+
+def _requested(precision, target):
+    """The precision class asked for, else the default for data of ``target`` (a scheme or a class)."""
+    return _DEFAULTS.get()[target] if precision is None else check_precision(precision)

@@ -10,13 +10,13 @@ import ctypes
 
 import numpy as np
 
+from ..limit import FP32_MAX
 from .launch import PreparedLaunch, launch
 from .split import at
 
 NONFINITE_FILE = "gemm_nonfinite_sm80.cu"
 _NONFINITE_BLOCKS = 1024      # blocks of gemm_nonfinite: few, since they usually return at once
 NONFINITE_EXPRESSION = {"f": "gemm_nonfinite<float>", "d": "gemm_nonfinite<double>", "sgemm": "sgemm_nonfinite"}
-FP32_MAX = float(np.finfo(np.float32).max)
 
 
 def nonfinite_report(a, b):

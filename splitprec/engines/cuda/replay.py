@@ -31,7 +31,8 @@ def dense_span(x):
 
 
 def _owned_like(x, span):
-    """A plan-owned array of ``x``'s shape, dtype and strides (``span`` from :func:`dense_span`)."""
+    """A new array of ``x``'s shape, dtype and strides from the current allocator (``span`` from
+    :func:`dense_span`)."""
     import cupy
     first, size = span
     memory = cupy.cuda.alloc(size)
@@ -84,10 +85,8 @@ class GraphCall:
         self._graph.launch()
         result = self._result
         first, size = self._result_span
-        if result.flags.c_contiguous:
-            out = cupy.empty(result.shape, result.dtype)
-        else:
-            out = cupy.ndarray(result.shape, result.dtype, cupy.cuda.alloc(size) + (-first), result.strides)
+        out = cupy.empty(result.shape, result.dtype) if result.flags.c_contiguous else \
+            _owned_like(result, self._result_span)
         copy(out.data.ptr + first, result.data.ptr + first, size, _DEVICE_TO_DEVICE, stream)
         return out
 
