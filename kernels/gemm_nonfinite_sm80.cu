@@ -18,26 +18,8 @@
 //    at least 1024, recomputes every entry whose own row and column exponents do (from the residue
 //    exponents sigma = bits - e) as a float64 dot product: the plain one where it stays finite, else
 //    the dot of the row and column scaled to 2-norms <= 2**510, scaled back (±inf beyond the range).
-// Signs and float64 operands come from the bits: cupy compiles with -ftz=true, which would flush a
-// subnormal before a comparison or a conversion (and turn inf * subnormal into inf * 0 = NaN).
 
-// x if it is NaN/inf, else its sign (0 for zeros), from the bits.
-__device__ __forceinline__ float sign_or_special(float x) {
-  const unsigned magnitude = __float_as_uint(x) & 0x7FFFFFFFu;
-  if (magnitude >= 0x7F800000u) return x;
-  return magnitude == 0u ? 0.0f : (__float_as_uint(x) >> 31 ? -1.0f : 1.0f);
-}
-
-__device__ __forceinline__ double sign_or_special(double x) {
-  return isfinite(x) ? static_cast<double>((x > 0.0) - (x < 0.0)) : x;
-}
-
-// float32 -> float64 exactly, subnormals kept (PTX without .ftz).
-__device__ __forceinline__ double widen_keep_subnormals(float x) {
-  double wide;
-  asm("cvt.f64.f32 %0, %1;" : "=d"(wide) : "f"(x));
-  return wide;
-}
+#include "common/recompute.cuh"
 
 // a: (a_batches, m, k), b: (b_batches, k, n), c: (batch, m, n) of T, contiguous; a_batches and
 // b_batches are batch or 1 (broadcast). peaks[0], peaks[1]: the largest |A| and |B| bits;
@@ -74,20 +56,12 @@ gemm_nonfinite(const T* a, const T* b, T* c, const unsigned* peaks, const unsign
     const T* row = a + (za * m + i) * k;
     const T* col = b + zb * k * n + j;
     if (special && (lines_a[za * m + i] | lines_b[zb * n + j])) {
-      T pattern = 0;
-      for (int q = 0; q < k; ++q)
-        pattern += sign_or_special(row[q]) * sign_or_special(col[static_cast<long long>(q) * n]);
-      c[e] = pattern;
+      c[e] = sign_pattern(row, col, k, n);
     } else if constexpr (sizeof(T) == 4) {
       if (!overflow) continue;
       const bool near_top = exponent_a && exponent_a[za * m + i] + exponent_b[zb * n + j] >= overflow_exponent;
       if (!near_top && isfinite(c[e])) continue;
-      double dot = 0.0;
-      for (int q = 0; q < k; ++q)
-        dot = fma(widen_keep_subnormals(row[q]), widen_keep_subnormals(col[static_cast<long long>(q) * n]), dot);
-      float rounded;   // one rounding, float32 subnormals kept (cupy compiles with -ftz=true)
-      asm("cvt.rn.f32.f64 %0, %1;" : "=f"(rounded) : "d"(dot));
-      c[e] = rounded;
+      c[e] = dot_rounded(row, col, k, n);
     } else {
       if (!overflow) continue;
       const int norm_a = bits_a - exponent_a[za * m + i], norm_b = bits_b - exponent_b[zb * n + j];
@@ -119,12 +93,7 @@ __device__ __forceinline__ void sgemm_recompute(const float* a, const float* b, 
   const int i = static_cast<int>(e / n % m), j = static_cast<int>(e % n);
   const float* row = a + ((a_batched ? z : 0) * m + i) * k;
   const float* col = b + (b_batched ? z : 0) * k * n + j;
-  double dot = 0.0;
-  for (int q = 0; q < k; ++q)
-    dot = fma(widen_keep_subnormals(row[q]), widen_keep_subnormals(col[static_cast<long long>(q) * n]), dot);
-  float rounded;
-  asm("cvt.rn.f32.f64 %0, %1;" : "=f"(rounded) : "d"(dot));
-  c[e] = rounded;
+  c[e] = dot_rounded(row, col, k, n);
 }
 
 __device__ __forceinline__ unsigned magnitude_bits(float x) { return __float_as_uint(x) & 0x7FFFFFFFu; }

@@ -32,25 +32,15 @@ template <int FMT, int TERMS, int SHIFT>
 __device__ __forceinline__ void split4(const float (&x)[4], int exponent, typename PartStorage<FMT>::type* out,
                                        long long index, long long term_stride) {
   typedef typename PartStorage<FMT>::type Part;
-  float top = format_max<FMT>();
-  if (exponent > 0)   // |part 0| must also stay below float32's max once 2**exponent is undone
-    top = fminf(top, round_part<FMT>(static_cast<float>(ldexp(3.4028234663852886e38, -exponent)), true));
-  float residual[4];
-  bool saturated[4];
+  const float top = part_top<FMT>(exponent);
+  float parts[4][TERMS];
 #pragma unroll
-  for (int q = 0; q < 4; ++q) {
-    residual[q] = scale_pow2(x[q], -exponent);
-    saturated[q] = fabsf(residual[q]) > top;
-  }
+  for (int q = 0; q < 4; ++q) split_value<FMT, TERMS, SHIFT>(x[q], exponent, top, parts[q]);
 #pragma unroll
   for (int i = 0; i < TERMS; ++i) {
     Part stored[4];
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const float part = round_part<FMT>(scale_pow2(residual[q], i * SHIFT), saturated[q]);
-      residual[q] = sub_keep_subnormals(residual[q], scale_pow2(part, -i * SHIFT));   // exact in float32
-      stored[q] = store_part<FMT>(part);
-    }
+    for (int q = 0; q < 4; ++q) stored[q] = store_part<FMT>(parts[q][i]);
     auto packed = pack4(stored);
     *reinterpret_cast<decltype(packed)*>(out + i * term_stride + index) = packed;
   }

@@ -1,8 +1,9 @@
-"""kernels/split_terms_sm80.cu and kernels/gemm_split_sm80.cu through splitprec.engines.cuda.
+"""The GPU GEMM kernels (kernels/split_terms_sm80.cu, gemm_split_sm80.cu, gemm_split_sm90.cu,
+gemm_fused_sm80.cu) through splitprec.engines.cuda.
 
 Without a GPU: every kernel instantiation compiles for sm_90a and sm_80 through NVRTC from the pip
 wheels. On a GPU (marked ``gpu``): the split kernel reproduces ``splitprec.split`` bit for bit, and
-every scheme's product, on both GPU engines, lies within ``accuracy.bounds.gemm_bound(...,
+every scheme's product, on every GPU engine, lies within ``accuracy.bounds.gemm_bound(...,
 engine="gpu")`` of the exact product, for odd, batched, broadcast, strided and empty shapes, with
 NaN/inf where the CPU engine puts them.
 """
@@ -18,7 +19,7 @@ from splitprec.engines.cuda import (gemm as cuda_gemm, gemm_cublas, gemm_sm80, g
 from splitprec.split import split
 
 ALL_DTYPES = sp.dtypes("float32")
-ENGINES = ("sm90", "sm80", "cublas")
+ENGINES = ("sm90", "sm80", "cublas", "fused")
 rng = np.random.default_rng(5)
 
 
@@ -80,7 +81,8 @@ def test_auto_engine_choices(hopper, monkeypatch):
     large = cuda_gemm.CUBLAS_MIN_WORK
     assert cuda_gemm.auto_engine(d, 2048, 2048, large // 2048 ** 2, 1) == "cublas"
     assert cuda_gemm.auto_engine(d, 65, 64, 64, large // 64 ** 3 + 1) == "cublas"
-    assert cuda_gemm.auto_engine(d, 64, 64, 64, large // 64 ** 3 + 1) == "sm80"          # small outputs
+    assert cuda_gemm.auto_engine(d, 64, 64, 64, large // 64 ** 3 + 1) == "fused"         # small products
+    assert cuda_gemm.auto_engine(d, 64, 64, 65, large // 64 ** 3 + 1) == "sm80"          # small outputs
     assert cuda_gemm.auto_engine(d, 128, 8192, 8192, 1) == ("sm90" if hopper else "cublas")   # 64 tiles
     assert cuda_gemm.auto_engine(d, 2048, 2048, 64, 1) == ("sm90" if hopper else "sm80")
     assert cuda_gemm.auto_engine(two, 2048, 2048, large // 2048 ** 2, 1) == ("sm90" if hopper else "cublas")
@@ -376,6 +378,48 @@ def test_gpu_checked_matmul_has_the_float64_products_nonfinite_and_overflow(engi
     finite[1, 20:22, 17] = False
     unchecked = cupy.asnumpy(cuda_gemm.matmul(*(cupy.asarray(x) for x in clean), d, engine=engine))
     np.testing.assert_array_equal(c[finite], unchecked[finite])
+
+
+def _fused_cases():
+    """(A, B) pairs for the fused engine: odd sizes around its tiles and k-blocks, broadcast batches,
+    edge-value rows (huge, subnormal, zero, ties, FLT_MAX), NaN/inf, and rows whose narrow products
+    overflow."""
+    edge = _edge_values((3, 20, 70))
+    special = randn(4, 16, 16)
+    special[1, 3, 4], special[2, 0, 9], special[3, 7, 7] = np.nan, np.inf, -np.inf
+    huge = randn(2, 30, 40)
+    huge[1, 5, :2] = (1e30, -1e30)
+    huge_b = randn(1, 40, 9)
+    huge_b[0, :2, 3] = (1e30, 1e30)
+    return [(randn(1, 1, 1), randn(1, 1, 1)), (randn(7, 5, 3), randn(7, 3, 9)), (randn(64, 16, 16), randn(64, 16, 16)),
+            (randn(5, 33, 65), randn(1, 65, 47)), (randn(1, 64, 64), randn(9, 64, 64)), (edge, randn(3, 70, 24)),
+            (randn(3, 24, 70), np.swapaxes(edge, 1, 2).copy()), (special, randn(4, 16, 16)), (huge, huge_b)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["tf32x3", "fp16x3", "bf16x6", "bf16x9", "tf32", "bf16", "fp16", "bf16x3"])
+def test_gpu_fused_engine_equals_the_mma_sync_engine_bit_for_bit(name):
+    """The fused kernel splits as it loads, with the numerics of gemm_split_sm80: the same float32
+    bits as that engine's checked product on every case, NaN/inf included, and the same bits again
+    on a second call (no atomics, a fixed order)."""
+    import cupy
+    d = sp.dtype(name)
+    for a, b in _fused_cases():
+        a_gpu, b_gpu = cupy.asarray(a), cupy.asarray(b)
+        fused = cupy.asnumpy(cuda_gemm.matmul(a_gpu, b_gpu, d, engine="fused"))
+        split = cupy.asnumpy(cuda_gemm.matmul(a_gpu, b_gpu, d, engine="sm80", tile=cuda_gemm.SMALL_TILE, checked=True))
+        np.testing.assert_array_equal(fused.view(np.uint32), split.view(np.uint32), err_msg=f"{name} {a.shape} {b.shape}")
+        again = cupy.asnumpy(cuda_gemm.matmul(a_gpu, b_gpu, d, engine="fused"))
+        np.testing.assert_array_equal(again.view(np.uint32), fused.view(np.uint32))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["tf32x3", "fp16x3", "bf16x9"])
+def test_gpu_fused_engine_within_bound_on_edge_values(name):
+    import cupy
+    for a, b in _fused_cases()[4:7]:
+        c = cuda_gemm.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype(name), engine="fused")
+        _within_gpu_bound(cupy.asnumpy(c), a, b, name)
 
 
 @pytest.mark.gpu

@@ -3,6 +3,7 @@
 // ("rne" ties to even, "rz" toward zero; subnormals of the format kept exactly).
 #pragma once
 #include "common/mma.cuh"
+#include "common/pow2.cuh"
 
 // Largest finite value of each part format.
 template <int FMT> __device__ __forceinline__ float format_max() {
@@ -34,6 +35,30 @@ __device__ __forceinline__ float round_part(float x, bool toward_zero) {
     else asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
     asm("cvt.f32.f16 %0, %1;" : "=f"(y) : "h"(h));
     return y;
+  }
+}
+
+// The magnitude above which a value scaled by 2**-exponent is split toward zero: the format's largest
+// finite value, and for exponent > 0 also below float32's max once 2**exponent is undone.
+template <int FMT>
+__device__ __forceinline__ float part_top(int exponent) {
+  float top = format_max<FMT>();
+  if (exponent > 0)
+    top = fminf(top, round_part<FMT>(static_cast<float>(ldexp(3.4028234663852886e38, -exponent)), true));
+  return top;
+}
+
+// The TERMS parts of x (finite) in a row or column of pow2 exponent `exponent` (top: part_top of it),
+// as splitprec.split.split: each part is the residual rounded to nearest even (toward zero when the
+// scaled value exceeds top), part i stored scaled by 2**(i*SHIFT).
+template <int FMT, int TERMS, int SHIFT>
+__device__ __forceinline__ void split_value(float x, int exponent, float top, float (&part)[TERMS]) {
+  float residual = scale_pow2(x, -exponent);
+  const bool saturated = fabsf(residual) > top;
+#pragma unroll
+  for (int i = 0; i < TERMS; ++i) {
+    part[i] = round_part<FMT>(scale_pow2(residual, i * SHIFT), saturated);
+    residual = sub_keep_subnormals(residual, scale_pow2(part[i], -i * SHIFT));   // exact in float32
   }
 }
 

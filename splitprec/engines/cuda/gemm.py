@@ -4,7 +4,8 @@ Every engine keeps hi*hi in its own tensor-core accumulator (which truncates) an
 partial sum into float32 with round-to-nearest adds at least every ``gpu_k_block(d, k)`` values of
 k, adding the small products (i + j > 0) before it (Ootomo & Yokota, arXiv 2203.03341); the model
 is ``accuracy.gemm_bound(..., engine="gpu")`` (docs/bounds.md, section 5). The engines: ``"sm90"``
-(gemm_sm90, Hopper), ``"sm80"`` (gemm_sm80, mma.sync), ``"cublas"`` (gemm_cublas). ``"auto"``
+(gemm_sm90, Hopper), ``"sm80"`` (gemm_sm80, mma.sync), ``"cublas"`` (gemm_cublas), ``"fused"``
+(gemm_fused: split as loaded, for batches of small matrices; bit for bit ``"sm80"``'s). ``"auto"``
 picks one by shape from the measurements in ``tuning.json`` (docs/kernels.md). ``precision="fp32"``
 runs ``matmul_fp32``: per shape, cuBLAS SGEMM or the fastest fp32-class scheme (``fp32_path``).
 """
@@ -14,6 +15,7 @@ import numpy as np
 
 from ...dtypes import cheapest, dtype, dtypes
 from . import launch
+from .gemm_fused import FUSED_FILE, TILES as FUSED_TILES, fused_expression, gemm_fused
 from .gemm_cublas import cublas_chunk, gemm_cublas, sgemm, sgemm_pointers
 from .gemm_sm80 import GEMM_FILE, Tile, gemm_expression, gemm_sm80
 from .gemm_sm90 import GEMM90_FILE, TILE as SM90_TILE, gemm90_expression, gemm_sm90, pieces_expression
@@ -22,13 +24,14 @@ from .split import FORMAT_CODE, SCALE_FILE, SPLIT_FILE, cached_split, flatten_ba
     product_shape, unscale
 from .tuning import TUNING
 
-ENGINES = ("auto", "sm90", "sm80", "cublas")
+ENGINES = ("auto", "sm90", "sm80", "cublas", "fused")
 DEFAULT_TILE = Tile(*TUNING["tiles"]["default"])
 TILES = {name: Tile(*shape) for name, shape in TUNING["tiles"]["per_scheme"].items()}
 SMALL = TUNING["small"]["max_mn"]
 SMALL_TILE = Tile(*TUNING["small"]["tile"])
 CUBLAS_MIN_WORK = TUNING["cublas"]["min_work"]
 CUBLAS_LARGE = frozenset(TUNING["cublas"]["large_schemes"])
+FUSED = TUNING["fused"]
 SGEMM_BELOW = TUNING["precision_fp32"]["sgemm_below"]
 FP32_SCHEME = TUNING["precision_fp32"]["scheme"]
 
@@ -61,10 +64,13 @@ def fp32_path(m, n, k, batch):
 
 
 def auto_engine(d, m, n, k, batch):
-    """The engine ``"auto"`` runs. mma.sync with small blocks for outputs of at most ``SMALL`` x
-    ``SMALL``. On compute capability 9.0 the sm90 kernel for multi-part schemes, but for the large
+    """The engine ``"auto"`` runs. The fused kernel for outputs of at most ``FUSED["max_mn"]`` squared
+    with k of at most ``FUSED["max_k"]`` (``tuning.json``). mma.sync with small blocks for other
+    outputs of at most ``SMALL`` x ``SMALL``. On compute capability 9.0 the sm90 kernel for multi-part schemes, but for the large
     products (``CUBLAS_MIN_WORK`` multiply-adds and at least as many output tiles as SMs) of the
     ``CUBLAS_LARGE`` schemes. Otherwise cuBLAS for large products and mma.sync for the rest."""
+    if max(m, n) <= FUSED["max_mn"] and k <= FUSED["max_k"]:
+        return "fused"
     if max(m, n) <= SMALL:
         return "sm80"
     large = m * n * k * batch >= CUBLAS_MIN_WORK
@@ -81,6 +87,7 @@ def instantiations():
             GEMM_FILE: sorted({gemm_expression(d, tile) for d in schemes
                                for tile in (TILES.get(d.name, DEFAULT_TILE), SMALL_TILE)}),
             GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes} | {pieces_expression(d) for d in schemes}),
+            FUSED_FILE: sorted({fused_expression(d, tile) for d in schemes for tile in FUSED_TILES}),
             SCALE_FILE: ["row_exponents", "column_peaks", "peak_exponents", "scale_rows_cols"],
             NONFINITE_FILE: sorted(NONFINITE_EXPRESSION.values())}
 
@@ -111,7 +118,7 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False, cach
 
     ``tile``: the mma.sync kernel's launch shape; ``chunk``: the hi*hi k-chunk of the cuBLAS and
     sm90 engines (default ``cublas_chunk(d, k)``). Without ``checked`` the inputs must be finite.
-    ``checked=True`` (the public call): NaN/inf in the result exactly where the float64 product has
+    ``checked=True`` (the public call; the fused engine always is): NaN/inf in the result exactly where the float64 product has
     them, and entries whose narrow products overflow recomputed as float64 dot products, all on the
     device (the split reports NaN/inf and peaks as it reads; ``kernels/gemm_nonfinite_sm80.cu``).
     ``caches``: per operand None or a ``cache(key, make)`` (``SplitArray._cached``) that keeps its
@@ -128,8 +135,10 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False, cach
         raise ValueError(f"matmul: unknown GPU engine {engine!r}; expected one of {ENGINES}")
     if engine == "auto":
         engine = auto_engine(d, m, n, k, batch)
-    pad = padded_k(k, d)
     a, b = flatten_batch(a, batch_shape, batch), flatten_batch(b, batch_shape, batch)
+    if engine == "fused":
+        return gemm_fused(a, b, cupy.empty((batch, m, n), np.float32), d).reshape(batch_shape + (m, n))
+    pad = padded_k(k, d)
     report, for_a, for_b = nonfinite_report(a, b) if checked else (None, None, None)
     stacked = engine == "cublas"
     pa = cached_split(a, d, stacked=stacked, transpose=False, pad=pad, report=for_a, cache=caches[0])
