@@ -240,8 +240,12 @@ def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: Sc
 
 
 def _direct(a, b, *, dtype, precision):
-    """The launches a planned call on cupy ``a``, ``b`` repeats without a graph: ``precision="fp32"``'s
-    SGEMM path (``cuda_gemm.sgemm_call``), else None."""
-    if class_of(dtype, precision, target="float32") != "fp32":
+    """The launches a planned call on cupy ``a``, ``b`` repeats without a graph
+    (``cuda_gemm.direct_call``): ``precision="fp32"``'s SGEMM path and the fused engine's products,
+    for float32 operands; else None."""
+    if a.dtype != np.float32 or b.dtype != np.float32:
         return None
-    return cuda_gemm.sgemm_call(a, b)
+    if class_of(dtype, precision, target="float32") == "fp32":
+        return cuda_gemm.direct_call(a, b)
+    d = resolve(dtype, precision, target="float32", op="matmul")
+    return cuda_gemm.direct_call(a, b, d) if getattr(d, "target", None) == "float32" else None

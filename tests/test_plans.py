@@ -259,9 +259,13 @@ def test_replayed_matmul_is_bit_identical_to_a_first_call(dtype, precision, shap
         assert c.shape == expected.shape and c.dtype == expected.dtype and c.strides == expected.strides
         for _ in range(round_):                                           # back to the plan's state
             sp.matmul(a, b, dtype=dtype, precision=precision)
+    broadcast = len(shape_a) > 2 and len(shape_b) > 2 and shape_a[:-2] != shape_b[:-2]
+    m, k, n = (shape_a[-2] if len(shape_a) > 1 else 1), shape_a[-1], (shape_b[-1] if len(shape_b) > 1 else 1)
+    fused = max(m, n) <= cuda_gemm.FUSED["max_mn"] and k <= cuda_gemm.FUSED["max_k"]
     if precision == "fp32" or (dtype is None and not wide):
-        broadcast = len(shape_a) > 2 and len(shape_b) > 2 and shape_a[:-2] != shape_b[:-2]
         assert how == ("eager" if broadcast else "direct"), how           # SGEMM: its own launches
+    elif not wide and fused and not broadcast:
+        assert how == "direct", how                                       # the fused engine's one launch
     elif not wide and replay.capturable((a, b, c)):
         assert how == "graph", (how, _plans.reason(_key(a, b, dtype, precision)))
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...dtypes import cheapest, dtype, dtypes
 from . import launch
-from .gemm_fused import FUSED_FILE, TILES as FUSED_TILES, fused_expression, gemm_fused
+from .gemm_fused import FUSED_FILE, TILES as FUSED_TILES, fused_expression, fused_launch, gemm_fused
 from .gemm_cublas import cublas_chunk, gemm_cublas, sgemm, sgemm_pointers
 from .gemm_sm80 import GEMM_FILE, Tile, gemm_expression, gemm_sm80
 from .gemm_sm90 import GEMM90_FILE, TILE as SM90_TILE, gemm90_expression, gemm_sm90, pieces_expression
@@ -157,24 +157,30 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False, cach
     return c.reshape(batch_shape + (m, n))
 
 
-class SgemmCall:
-    """``matmul_fp32``'s SGEMM path prepared for operands of one layout (C-contiguous float32, ndim
-    >= 1, each batch 1 or the product's): a call allocates the result, makes one cuBLAS call and one
-    fix-up launch, and checks nothing (the planned calls of ``splitprec._plans``; :func:`sgemm_call`)."""
+class DirectCall:
+    """A product prepared for operands of one layout (C-contiguous float32, ndim >= 1, each batch 1
+    or the product's) whose work is a fixed set of launches: ``precision="fp32"``'s SGEMM path (one
+    cuBLAS call and the fix-up launch; ``d`` None) or the fused engine's one launch for scheme ``d``.
+    A call allocates the result, launches, and checks nothing (the planned calls of
+    ``splitprec._plans``; :func:`direct_call`)."""
 
-    def __init__(self, a, b):
+    def __init__(self, a, b, d=None):
         a2, b2 = _matrices(a, b)
         batch_shape, batch, m, k, n = product_shape(a2, b2)
         own_a, own_b = math.prod(a2.shape[:-2]), math.prod(b2.shape[:-2])
         self._shape = batch_shape + (m,) * (a.ndim > 1) + (n,) * (b.ndim > 1)     # numpy's, for vectors
-        self._sizes = (m, n, k, batch, 0 if own_a < batch else m * k, 0 if own_b < batch else k * n)
-        self._fixup = sgemm_fixup(m, n, k, batch, own_a > 1, own_b > 1)
+        if d is not None:
+            self._launches = (fused_launch(d, m, n, k, batch, own_a > 1, own_b > 1),)
+        else:
+            sizes = (m, n, k, batch, 0 if own_a < batch else m * k, 0 if own_b < batch else k * n)
+            self._launches = (lambda *pointers: sgemm_pointers(*pointers, sizes),
+                              sgemm_fixup(m, n, k, batch, own_a > 1, own_b > 1))
 
     def __call__(self, a, b):
         import cupy
         c = cupy.empty(self._shape, np.float32)
-        sgemm_pointers(a.data.ptr, b.data.ptr, c.data.ptr, self._sizes)
-        self._fixup(a.data.ptr, b.data.ptr, c.data.ptr)
+        for run in self._launches:
+            run(a.data.ptr, b.data.ptr, c.data.ptr)
         return c
 
 
@@ -183,16 +189,19 @@ def _matrices(a, b):
     return (a[None] if a.ndim == 1 else a), (b[:, None] if b.ndim == 1 else b)
 
 
-def sgemm_call(a, b):
-    """A :class:`SgemmCall` for ``precision="fp32"`` on cupy ``a``, ``b`` where its path is SGEMM and
-    the layout needs no copy (C-contiguous float32 operands, each batch 1 or the product's, nothing
-    empty); None otherwise."""
+def direct_call(a, b, d=None):
+    """A :class:`DirectCall` for cupy ``a``, ``b`` in scheme ``d`` (None: ``precision="fp32"``) where
+    the product is SGEMM (``fp32_path``) or the fused engine (``auto_engine``) and the layout needs no
+    copy (C-contiguous float32 operands, each batch 1 or the product's, nothing empty); None otherwise."""
     if a.dtype != np.float32 or b.dtype != np.float32 or not (a.flags.c_contiguous and b.flags.c_contiguous):
         return None
     a2, b2 = _matrices(a, b)
     batch_shape, batch, m, k, n = product_shape(a2, b2)
-    if 0 in (batch, m, n, k) or fp32_path(m, n, k, batch) != "sgemm":
+    if 0 in (batch, m, n, k) or any(math.prod(x.shape[:-2]) not in (1, batch) for x in (a2, b2)):
         return None
-    if any(math.prod(x.shape[:-2]) not in (1, batch) for x in (a2, b2)):
-        return None
-    return SgemmCall(a, b)
+    if d is None:
+        path = fp32_path(m, n, k, batch)
+        if path == "sgemm":
+            return DirectCall(a, b)
+        d = dtype(path)
+    return DirectCall(a, b, d) if d.base in FORMAT_CODE and auto_engine(d, m, n, k, batch) == "fused" else None
