@@ -2,10 +2,10 @@
 batches of small products, per scheme, to set ``tuning.json``'s ``fused`` thresholds.
 
 Per shape (m = n, k, a batch of about 2**30 multiply-adds) and scheme: CUDA-event time (median of
-``--reps`` after 0.5 s of warm-up) of ``engine="fused"`` and of the engine ``"auto"`` takes without
-it, beside SGEMM; the fused result's bits against the mma.sync engine's. Writes
-``benchmarks/results/gemm-fused-<date>-<sha>.json`` and prints the (m = n, k) at which the fused
-engine is the faster for every scheme.
+``--reps`` after 0.5 s of warm-up) of each fused kernel (warp and block) and of the engine ``"auto"``
+takes without them, beside SGEMM; each fused result's bits against the mma.sync engine's. Writes
+``benchmarks/results/gemm-fused-<date>-<sha>.json`` and prints, per fused kernel, the (m = n, k) at
+which it is the faster for every scheme.
 Usage: ``python3 benchmarks/gemm_fused.py [--out DIR] [--reps N]``.
 """
 import argparse
@@ -19,12 +19,14 @@ import cupy
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import gemm as bench  # noqa: E402  (time_ms, header)
 import splitprec as sp  # noqa: E402
-from splitprec.engines.cuda import gemm as cuda_gemm  # noqa: E402
+from splitprec.engines.cuda import gemm as cuda_gemm, gemm_fused  # noqa: E402
 
-SIDES = (8, 16, 32, 48, 64, 96, 128, 192, 256)
-K_OF_SIDE = {side: sorted({side, 32, 256}) for side in SIDES}     # square, short and long k
+SIDES = (8, 16, 32, 48, 64, 128, 256)
+K_OF_SIDE = {side: sorted({side, 256}) for side in SIDES}     # square and long k
 SCHEMES = ("tf32x3", "fp16x3", "bf16x6", "bf16x9")
+KERNELS = {"warp": 1 << 30, "block": 0}                        # gemm_fused.WARP_MAX_MN that picks each
 WORK = 1 << 30
+WARP_MAX_MN = gemm_fused.WARP_MAX_MN
 
 
 def split_engine(d, m, n, k, batch):
@@ -54,22 +56,27 @@ def main(argv=None):
             for name in SCHEMES:
                 d = sp.dtype(name)
                 engine = split_engine(d, side, side, k, batch)
-                fused = cuda_gemm.matmul(a, b, d, engine="fused")
-                split = cuda_gemm.matmul(a, b, d, engine=engine, checked=True)
-                same = bool((fused.view(np.uint32) == split.view(np.uint32)).all()) if engine == "sm80" else None
+                mma_sync = cuda_gemm.matmul(a, b, d, engine="sm80", tile=cuda_gemm.SMALL_TILE, checked=True)
                 record = {"m": side, "n": side, "k": k, "batch": batch, "scheme": name, "split_engine": engine,
-                          "fused_us": bench.time_ms(lambda: cuda_gemm.matmul(a, b, d, engine="fused"), args.reps) * 1e3,
                           "split_us": bench.time_ms(lambda: cuda_gemm.matmul(a, b, d, engine=engine, checked=True),
-                                                    args.reps) * 1e3,
-                          "sgemm_us": sgemm_us, "bit_identical": same}
+                                                    args.reps) * 1e3, "sgemm_us": sgemm_us}
+                for kernel, limit in KERNELS.items():
+                    gemm_fused.WARP_MAX_MN = limit
+                    fused = cuda_gemm.matmul(a, b, d, engine="fused")
+                    record[f"{kernel}_us"] = bench.time_ms(lambda: cuda_gemm.matmul(a, b, d, engine="fused"),
+                                                           args.reps) * 1e3
+                    record[f"{kernel}_bit_identical"] = bool((fused.view(np.uint32) == mma_sync.view(np.uint32)).all())
+                gemm_fused.WARP_MAX_MN = WARP_MAX_MN
                 records.append(record)
-                print(f"{side:4d}^2 x {k:4d} x {batch:7d} {name:7s} fused {record['fused_us']:9.1f} us  "
-                      f"{engine:6s} {record['split_us']:9.1f} us  sgemm {sgemm_us:9.1f} us  same {same}", flush=True)
-    wins = {}
-    for r in records:
-        key = (r["m"], r["k"])
-        wins[key] = wins.get(key, True) and r["fused_us"] < r["split_us"]
-    print("fused faster for every scheme at (m = n, k):", sorted(key for key, won in wins.items() if won))
+                print(f"{side:4d}^2 x {k:4d} x {batch:7d} {name:7s} warp {record['warp_us']:9.1f} block "
+                      f"{record['block_us']:9.1f} {engine:6s} {record['split_us']:9.1f}  sgemm {sgemm_us:9.1f} us  "
+                      f"same {record['warp_bit_identical']} {record['block_bit_identical']}", flush=True)
+    for kernel in KERNELS:
+        wins = {}
+        for r in records:
+            wins[r["m"], r["k"]] = wins.get((r["m"], r["k"]), True) and r[f"{kernel}_us"] < r["split_us"]
+        print(f"{kernel} kernel faster than the split engines for every scheme at (m = n, k):",
+              sorted(key for key, won in wins.items() if won))
     out = pathlib.Path(args.out) / f"gemm-fused-{head['date'][:10]}-{head['git_sha']}.json"
     out.write_text(json.dumps({**head, "work": WORK, "schemes": SCHEMES, "results": records}, indent=1))
     print(f"wrote {out}")

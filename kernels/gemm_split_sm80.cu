@@ -4,8 +4,11 @@
 // scheme's fp32-class bound of docs/bounds.md, i.e. tensor-core accumulation over k-blocks of at
 // most 256 with every k-block's partial sum promoted by round-to-nearest fp32 adds
 // (Ootomo & Yokota, arXiv 2203.03341; CUTLASS promotes every k-block the same way).
+#include "common/load.cuh"
 #include "common/mma.cuh"
 #include "common/pow2.cuh"
+#include "common/recompute.cuh"
+#include "common/split.cuh"
 
 constexpr int CHUNK = 16;          // bytes per shared-memory chunk: 8 bf16/fp16 or 4 tf32 values
 constexpr int BLOCK_CHUNKS = 8;    // chunks of k per pipeline stage = one k-block (4 mma k-steps)
@@ -179,5 +182,156 @@ gemm_split_sm80(const char* a,          // parts of A: TERMS x (batch, m, k_chun
         float v = total[mt][nt][e];
         if (exponent_a) v = scale_pow2(v, exponent_a[z * ea_batch + row] + exponent_b[z * eb_batch + col]);
         c[(static_cast<long long>(z) * m + row) * n + col] = v;
+      }
+}
+
+// Four values with NaN/inf as zeros.
+struct Quad { float v[4]; };
+__device__ __forceinline__ Quad finite_or_zero(const float4& f) {
+  return {{isfinite(f.x) ? f.x : 0.f, isfinite(f.y) ? f.y : 0.f, isfinite(f.z) ? f.z : 0.f, isfinite(f.w) ? f.w : 0.f}};
+}
+
+// The same product from float32 A and B as they are, for products whose time is the data's
+// movement: each block first sweeps its rows of A and columns of B over all of k for their pow2
+// exponents and NaN/inf (from L2 the second time), then per k-block loads float32 into registers
+// (the next k-block's loads in flight while this one multiplies), splits them with split4 into a
+// shared-memory stage of gemm_split_sm80's layout, and multiplies it with that kernel's
+// multiply_block and promotions: the same parts, products and order, so the same result bits. The
+// epilogue recomputes, as gemm_nonfinite does, the entries of rows and columns holding NaN/inf and
+// those that may reach the top of float32's range.
+template <int FMT, int TERMS, unsigned PAIRS,
+          int SHIFT,         // part i is held scaled by 2**(i*SHIFT)
+          int SMALL_SHIFT, int MT, int WARPS_M, int WARPS_N>
+__global__ void __launch_bounds__(WARPS_M * WARPS_N * 32)
+gemm_split_sm80_fused(const float* a,    // (a_batches, m, k) float32, contiguous
+                      const float* b,    // (b_batches, k, n)
+                      float* c,          // (batch, m, n)
+                      int m, int n, int k,
+                      long long a_batch, long long b_batch,   // elements per batch entry, 0: broadcast
+                      int emax, int overflow_exponent)        // peak_emax(d, k), SplitDType.overflow_exponent(k)
+{
+  typedef typename PartStorage<FMT>::type Part;
+  constexpr int BM = WARPS_M * MT * 16, BN = WARPS_N * WARP_N, THREADS = WARPS_M * WARPS_N * 32;
+  constexpr int KV = BLOCK_CHUNKS * CHUNK / static_cast<int>(sizeof(Part));   // values of k per k-block
+  constexpr int QUADS = KV / 4;                                               // 4-value groups per row
+  constexpr int ROW_PARTS = ROW_CHUNKS * CHUNK / static_cast<int>(sizeof(Part));
+  constexpr int STAGE_CHUNKS = TERMS * (BM + BN) * ROW_CHUNKS;
+  constexpr int LOADS_A = BM * QUADS / THREADS, LOADS_B = BN * QUADS / THREADS;
+  static_assert(BM * QUADS % THREADS == 0 && BN * QUADS % THREADS == 0, "whole loads per thread");
+  extern __shared__ uint4 smem[];                          // (2, STAGE_CHUNKS)
+  __shared__ unsigned peak[BM + BN], special[BM + BN];     // rows of A, then columns of B
+  __shared__ int exponent[BM + BN];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
+  const int z = blockIdx.z, m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  const float* a_z = a + z * a_batch;
+  const float* b_z = b + z * b_batch;
+  const bool aligned = rows_aligned16(a_z, k);
+
+  // Sweep 1: rows of A a warp each, columns of B a thread each over a share of k.
+  for (int i = tid; i < BM + BN; i += THREADS) peak[i] = special[i] = 0u;
+  __syncthreads();
+  for (int r = warp; r < BM; r += THREADS / 32) {
+    unsigned largest = 0u, seen = 0u;
+    if (m0 + r < m)
+      for (int kk = 4 * lane; kk < k; kk += 128) {
+        const float4 f = load4(a_z + static_cast<long long>(m0 + r) * k, kk, k, aligned);
+        const float x[4] = {f.x, f.y, f.z, f.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const unsigned magnitude = __float_as_uint(x[j]) & 0x7FFFFFFFu;
+          if (magnitude >= 0x7F800000u) seen = 1u;
+          else largest = max(largest, magnitude);
+        }
+      }
+    largest = __reduce_max_sync(0xFFFFFFFFu, largest);
+    seen = __reduce_or_sync(0xFFFFFFFFu, seen);
+    if (lane == 0) peak[r] = largest, special[r] = seen;
+  }
+  {
+    const int col = tid % BN;
+    unsigned largest = 0u, seen = 0u;
+    if (n0 + col < n)
+      for (int kk = tid / BN; kk < k; kk += THREADS / BN) {
+        const unsigned magnitude = __float_as_uint(b_z[static_cast<long long>(kk) * n + n0 + col]) & 0x7FFFFFFFu;
+        if (magnitude >= 0x7F800000u) seen = 1u;
+        else largest = max(largest, magnitude);
+      }
+    atomicMax(&peak[BM + col], largest);
+    if (seen) special[BM + col] = 1u;
+  }
+  __syncthreads();
+  for (int i = tid; i < BM + BN; i += THREADS) exponent[i] = pow2_exponent(peak[i], emax);
+  __syncthreads();
+
+  // Sweep 2. A quad: 4 adjacent k of one row of A (threads along k) or column of B (threads along n).
+  float4 quad_a[LOADS_A], quad_b[LOADS_B];
+  auto load = [&](int kb) {
+#pragma unroll
+    for (int l = 0; l < LOADS_A; ++l) {
+      const int idx = tid + l * THREADS, row = m0 + idx / QUADS, kk = kb * KV + 4 * (idx % QUADS);
+      quad_a[l] = row < m ? load4(a_z + static_cast<long long>(row) * k, kk, k, aligned)
+                          : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int l = 0; l < LOADS_B; ++l) {
+      const int idx = tid + l * THREADS, col = n0 + idx % BN, kk = kb * KV + 4 * (idx / BN);
+      float v[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        v[j] = col < n && kk + j < k ? __ldg(b_z + static_cast<long long>(kk + j) * n + col) : 0.0f;
+      quad_b[l] = make_float4(v[0], v[1], v[2], v[3]);
+    }
+  };
+  auto store = [&](int stage_index) {   // NaN/inf as zeros: their entries are recomputed
+    Part* stage = reinterpret_cast<Part*>(smem + stage_index * STAGE_CHUNKS);
+#pragma unroll
+    for (int l = 0; l < LOADS_A; ++l) {
+      const int idx = tid + l * THREADS, row = idx / QUADS;
+      split4<FMT, TERMS, SHIFT>(finite_or_zero(quad_a[l]).v, exponent[row], stage, row * ROW_PARTS + 4 * (idx % QUADS),
+                                (BM + BN) * ROW_PARTS);
+    }
+#pragma unroll
+    for (int l = 0; l < LOADS_B; ++l) {
+      const int idx = tid + l * THREADS, col = idx % BN;
+      split4<FMT, TERMS, SHIFT>(finite_or_zero(quad_b[l]).v, exponent[BM + col], stage, (BM + col) * ROW_PARTS + 4 * (idx / BN),
+                                (BM + BN) * ROW_PARTS);
+    }
+  };
+
+  float total[MT][4][4] = {}, part[MT][4][4] = {};
+  const int k_blocks = (k + KV - 1) / KV;
+  load(0);
+  store(0);
+  __syncthreads();
+  for (int kb = 0; kb < k_blocks; ++kb) {
+    if (kb + 1 < k_blocks) load(kb + 1);       // in flight while this k-block multiplies
+    const uint4* stage = smem + (kb % 2) * STAGE_CHUNKS;
+    if constexpr ((PAIRS & ~1u) != 0) {
+      multiply_block<FMT, TERMS, PAIRS, true, MT, BM, BN>(stage, warp_m, warp_n, lane, part);
+      promote(total, part, __int_as_float((127 - SMALL_SHIFT) << 23));
+    }
+    multiply_block<FMT, TERMS, PAIRS, false, MT, BM, BN>(stage, warp_m, warp_n, lane, part);
+    promote(total, part, 1.0f);
+    if (kb + 1 < k_blocks) store((kb + 1) % 2);   // the other stage: read by every warp before the last sync
+    __syncthreads();
+  }
+
+  const int g = lane >> 2, q = lane & 3;
+  float* c_z = c + static_cast<long long>(z) * m * n;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int r = warp_m * MT * 16 + mt * 16 + g + 8 * (e / 2), col = warp_n * WARP_N + nt * 8 + 2 * q + (e % 2);
+        if (m0 + r >= m || n0 + col >= n) continue;
+        const int scale = exponent[r] + exponent[BM + col];
+        float v = scale_pow2(total[mt][nt][e], scale);
+        const float* a_row = a_z + static_cast<long long>(m0 + r) * k;
+        if (special[r] | special[BM + col]) v = sign_pattern(a_row, b_z + n0 + col, k, n);
+        else if (scale >= overflow_exponent || !isfinite(v)) v = dot_rounded(a_row, b_z + n0 + col, k, n);
+        c_z[static_cast<long long>(m0 + r) * n + n0 + col] = v;
       }
 }

@@ -15,7 +15,8 @@ import pytest
 import splitprec as sp
 from splitprec.accuracy.bounds import gemm_bound
 from splitprec.accuracy.reference import exact_matmul
-from splitprec.engines.cuda import (gemm as cuda_gemm, gemm_cublas, gemm_sm80, gemm_sm90, launch, split as cuda_split)
+from splitprec.engines.cuda import (gemm as cuda_gemm, gemm_cublas, gemm_fused, gemm_sm80, gemm_sm90, launch,
+                                   split as cuda_split)
 from splitprec.split import split
 
 ALL_DTYPES = sp.dtypes("float32")
@@ -397,12 +398,14 @@ def _fused_cases():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kernel", ["warp", "block"])
 @pytest.mark.parametrize("name", ["tf32x3", "fp16x3", "bf16x6", "bf16x9", "tf32", "bf16", "fp16", "bf16x3"])
-def test_gpu_fused_engine_equals_the_mma_sync_engine_bit_for_bit(name):
-    """The fused kernel splits as it loads, with the numerics of gemm_split_sm80: the same float32
+def test_gpu_fused_engine_equals_the_mma_sync_engine_bit_for_bit(name, kernel, monkeypatch):
+    """Both fused kernels split as they load, with the numerics of gemm_split_sm80: the same float32
     bits as that engine's checked product on every case, NaN/inf included, and the same bits again
     on a second call (no atomics, a fixed order)."""
     import cupy
+    monkeypatch.setattr(gemm_fused, "WARP_MAX_MN", 1 << 30 if kernel == "warp" else 0)
     d = sp.dtype(name)
     for a, b in _fused_cases():
         a_gpu, b_gpu = cupy.asarray(a), cupy.asarray(b)
@@ -414,9 +417,11 @@ def test_gpu_fused_engine_equals_the_mma_sync_engine_bit_for_bit(name):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kernel", ["warp", "block"])
 @pytest.mark.parametrize("name", ["tf32x3", "fp16x3", "bf16x9"])
-def test_gpu_fused_engine_within_bound_on_edge_values(name):
+def test_gpu_fused_engine_within_bound_on_edge_values(name, kernel, monkeypatch):
     import cupy
+    monkeypatch.setattr(gemm_fused, "WARP_MAX_MN", 1 << 30 if kernel == "warp" else 0)
     for a, b in _fused_cases()[4:7]:
         c = cuda_gemm.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype(name), engine="fused")
         _within_gpu_bound(cupy.asnumpy(c), a, b, name)

@@ -76,3 +76,29 @@ __device__ __forceinline__ typename PartStorage<FMT>::type store_part(float part
     return h;
   }
 }
+
+// Four parts as one 16-byte (tf32) or 8-byte (bf16/fp16) store.
+__device__ __forceinline__ float4 pack4(const float (&p)[4]) { return make_float4(p[0], p[1], p[2], p[3]); }
+__device__ __forceinline__ uint2 pack4(const unsigned short (&p)[4]) {
+  return make_uint2(p[0] | (static_cast<unsigned>(p[1]) << 16), p[2] | (static_cast<unsigned>(p[3]) << 16));
+}
+
+// Parts of four adjacent values of one output row, with that row's exponent, into
+// out[term * term_stride + index .. + 3] (index and term_stride multiples of 4).
+template <int FMT, int TERMS, int SHIFT>
+__device__ __forceinline__ void split4(const float (&x)[4], int exponent, typename PartStorage<FMT>::type* out,
+                                       long long index, long long term_stride) {
+  typedef typename PartStorage<FMT>::type Part;
+  const float top = part_top<FMT>(exponent);
+  float parts[4][TERMS];
+#pragma unroll
+  for (int q = 0; q < 4; ++q) split_value<FMT, TERMS, SHIFT>(x[q], exponent, top, parts[q]);
+#pragma unroll
+  for (int i = 0; i < TERMS; ++i) {
+    Part stored[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) stored[q] = store_part<FMT>(parts[q][i]);
+    auto packed = pack4(stored);
+    *reinterpret_cast<decltype(packed)*>(out + i * term_stride + index) = packed;
+  }
+}

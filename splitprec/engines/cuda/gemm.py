@@ -15,7 +15,7 @@ import numpy as np
 
 from ...dtypes import cheapest, dtype, dtypes
 from . import launch
-from .gemm_fused import FUSED_FILE, TILES as FUSED_TILES, fused_expression, fused_launch, gemm_fused
+from .gemm_fused import FUSED_FILE, WARP_TILES, block_expression, fused_launch, gemm_fused, warp_expression
 from .gemm_cublas import cublas_chunk, gemm_cublas, sgemm, sgemm_pointers
 from .gemm_sm80 import GEMM_FILE, Tile, gemm_expression, gemm_sm80
 from .gemm_sm90 import GEMM90_FILE, TILE as SM90_TILE, gemm90_expression, gemm_sm90, pieces_expression
@@ -85,9 +85,10 @@ def instantiations():
     schemes = [dtype(name) for name in dtypes() if dtype(name).base in FORMAT_CODE]
     return {SPLIT_FILE: sorted({split_expression(d, transpose=t) for d in schemes for t in (False, True)}),
             GEMM_FILE: sorted({gemm_expression(d, tile) for d in schemes
-                               for tile in (TILES.get(d.name, DEFAULT_TILE), SMALL_TILE)}),
+                               for tile in (TILES.get(d.name, DEFAULT_TILE), SMALL_TILE)}
+                              | {block_expression(d) for d in schemes}),
             GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes} | {pieces_expression(d) for d in schemes}),
-            FUSED_FILE: sorted({fused_expression(d, tile) for d in schemes for tile in FUSED_TILES}),
+            FUSED_FILE: sorted({warp_expression(d, tile) for d in schemes for tile in WARP_TILES}),
             SCALE_FILE: ["row_exponents", "column_peaks", "peak_exponents", "scale_rows_cols"],
             NONFINITE_FILE: sorted(NONFINITE_EXPRESSION.values())}
 
@@ -158,23 +159,13 @@ def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False, cach
 
 
 class DirectCall:
-    """A product prepared for operands of one layout (C-contiguous float32, ndim >= 1, each batch 1
-    or the product's) whose work is a fixed set of launches: ``precision="fp32"``'s SGEMM path (one
-    cuBLAS call and the fix-up launch; ``d`` None) or the fused engine's one launch for scheme ``d``.
-    A call allocates the result, launches, and checks nothing (the planned calls of
-    ``splitprec._plans``; :func:`direct_call`)."""
+    """A product prepared for operands of one layout whose work is a fixed set of prepared launches,
+    each called with the pointers of ``a``, ``b`` and the result: a call allocates the result of
+    ``shape``, launches, and checks nothing (the planned calls of ``splitprec._plans``;
+    :func:`direct_call`)."""
 
-    def __init__(self, a, b, d=None):
-        a2, b2 = _matrices(a, b)
-        batch_shape, batch, m, k, n = product_shape(a2, b2)
-        own_a, own_b = math.prod(a2.shape[:-2]), math.prod(b2.shape[:-2])
-        self._shape = batch_shape + (m,) * (a.ndim > 1) + (n,) * (b.ndim > 1)     # numpy's, for vectors
-        if d is not None:
-            self._launches = (fused_launch(d, m, n, k, batch, own_a > 1, own_b > 1),)
-        else:
-            sizes = (m, n, k, batch, 0 if own_a < batch else m * k, 0 if own_b < batch else k * n)
-            self._launches = (lambda *pointers: sgemm_pointers(*pointers, sizes),
-                              sgemm_fixup(m, n, k, batch, own_a > 1, own_b > 1))
+    def __init__(self, shape, launches):
+        self._shape, self._launches = shape, launches
 
     def __call__(self, a, b):
         import cupy
@@ -191,17 +182,25 @@ def _matrices(a, b):
 
 def direct_call(a, b, d=None):
     """A :class:`DirectCall` for cupy ``a``, ``b`` in scheme ``d`` (None: ``precision="fp32"``) where
-    the product is SGEMM (``fp32_path``) or the fused engine (``auto_engine``) and the layout needs no
-    copy (C-contiguous float32 operands, each batch 1 or the product's, nothing empty); None otherwise."""
+    the layout needs no copy (C-contiguous float32 operands, each batch 1 or the product's, nothing
+    empty) and the product is SGEMM (``fp32_path``: one cuBLAS call, one fix-up launch) or one launch
+    of the fused engine (``auto_engine``); None otherwise."""
     if a.dtype != np.float32 or b.dtype != np.float32 or not (a.flags.c_contiguous and b.flags.c_contiguous):
         return None
     a2, b2 = _matrices(a, b)
     batch_shape, batch, m, k, n = product_shape(a2, b2)
-    if 0 in (batch, m, n, k) or any(math.prod(x.shape[:-2]) not in (1, batch) for x in (a2, b2)):
+    own_a, own_b = math.prod(a2.shape[:-2]), math.prod(b2.shape[:-2])
+    if 0 in (batch, m, n, k) or own_a not in (1, batch) or own_b not in (1, batch):
         return None
+    shape = batch_shape + (m,) * (a.ndim > 1) + (n,) * (b.ndim > 1)        # numpy's, for vectors
     if d is None:
         path = fp32_path(m, n, k, batch)
         if path == "sgemm":
-            return DirectCall(a, b)
+            sizes = (m, n, k, batch, 0 if own_a < batch else m * k, 0 if own_b < batch else k * n)
+            return DirectCall(shape, (lambda *pointers: sgemm_pointers(*pointers, sizes),
+                                      sgemm_fixup(m, n, k, batch, own_a > 1, own_b > 1)))
         d = dtype(path)
-    return DirectCall(a, b, d) if d.base in FORMAT_CODE and auto_engine(d, m, n, k, batch) == "fused" else None
+    if d.base not in FORMAT_CODE or auto_engine(d, m, n, k, batch) != "fused":
+        return None
+    prepared = fused_launch(d, m, n, k, batch, own_a > 1, own_b > 1)
+    return None if prepared is None else DirectCall(shape, (prepared,))

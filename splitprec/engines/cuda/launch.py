@@ -102,12 +102,15 @@ def launch(filename, expression, grid, block, args, shared_bytes=0):
 class PreparedLaunch:
     """One instantiation with a fixed grid, block and scalar arguments, launched with new leading
     pointer arguments: the argument block is packed once (``args``: ctypes values, pointers as
-    ``c_void_p``) and a call is one ``cuLaunchKernel`` on the current stream, a fraction of a
+    ``c_void_p``; ``shared_bytes`` of dynamic shared memory) and a call is one ``cuLaunchKernel`` on the current stream, a fraction of a
     ``RawKernel`` call's host time (the planned calls of ``splitprec._plans``)."""
 
-    def __init__(self, filename, expression, grid, block, args):
+    def __init__(self, filename, expression, grid, block, args, shared_bytes=0):
         import cupy
         compiled = kernel(filename, expression)
+        if shared_bytes > 48 * 1024:
+            _allow_optin_shared(compiled, cupy.cuda.runtime.getDevice())
+        self._shared = shared_bytes
         self._function = getattr(compiled, "kernel", compiled).ptr       # the CUfunction
         self._args = args
         self._params = (ctypes.c_void_p * len(args))(*(ctypes.addressof(x) for x in args))
@@ -121,4 +124,4 @@ class PreparedLaunch:
         with self._lock:
             for slot, pointer in zip(self._args, pointers):
                 slot.value = pointer
-            self._launch(self._function, *self._shape, 0, stream, ctypes.addressof(self._params), 0)
+            self._launch(self._function, *self._shape, self._shared, stream, ctypes.addressof(self._params), 0)
