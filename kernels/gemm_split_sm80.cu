@@ -193,9 +193,9 @@ __device__ __forceinline__ Quad finite_or_zero(const float4& f) {
 
 // The same product from float32 A and B as they are, for products whose time is the data's
 // movement: each block first sweeps its rows of A and columns of B over all of k for their pow2
-// exponents and NaN/inf (from L2 the second time), then per k-block loads float32 into registers
-// (the next k-block's loads in flight while this one multiplies), splits them with split4 into a
-// shared-memory stage of gemm_split_sm80's layout, and multiplies it with that kernel's
+// exponents and NaN/inf (the second sweep's reads mostly from L2; none where k fits one k-block),
+// then per k-block loads float32 into registers (the next k-block's in flight while this one
+// multiplies), splits them with split4 into a shared-memory stage of gemm_split_sm80's layout, and multiplies it with that kernel's
 // multiply_block and promotions: the same parts, products and order, so the same result bits. The
 // epilogue recomputes, as gemm_nonfinite does, the entries of rows and columns holding NaN/inf and
 // those that may reach the top of float32's range.
@@ -228,43 +228,7 @@ gemm_split_sm80_fused(const float* a,    // (a_batches, m, k) float32, contiguou
   const float* b_z = b + z * b_batch;
   const bool aligned = rows_aligned16(a_z, k);
 
-  // Sweep 1: rows of A a warp each, columns of B a thread each over a share of k.
-  for (int i = tid; i < BM + BN; i += THREADS) peak[i] = special[i] = 0u;
-  __syncthreads();
-  for (int r = warp; r < BM; r += THREADS / 32) {
-    unsigned largest = 0u, seen = 0u;
-    if (m0 + r < m)
-      for (int kk = 4 * lane; kk < k; kk += 128) {
-        const float4 f = load4(a_z + static_cast<long long>(m0 + r) * k, kk, k, aligned);
-        const float x[4] = {f.x, f.y, f.z, f.w};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const unsigned magnitude = __float_as_uint(x[j]) & 0x7FFFFFFFu;
-          if (magnitude >= 0x7F800000u) seen = 1u;
-          else largest = max(largest, magnitude);
-        }
-      }
-    largest = __reduce_max_sync(0xFFFFFFFFu, largest);
-    seen = __reduce_or_sync(0xFFFFFFFFu, seen);
-    if (lane == 0) peak[r] = largest, special[r] = seen;
-  }
-  {
-    const int col = tid % BN;
-    unsigned largest = 0u, seen = 0u;
-    if (n0 + col < n)
-      for (int kk = tid / BN; kk < k; kk += THREADS / BN) {
-        const unsigned magnitude = __float_as_uint(b_z[static_cast<long long>(kk) * n + n0 + col]) & 0x7FFFFFFFu;
-        if (magnitude >= 0x7F800000u) seen = 1u;
-        else largest = max(largest, magnitude);
-      }
-    atomicMax(&peak[BM + col], largest);
-    if (seen) special[BM + col] = 1u;
-  }
-  __syncthreads();
-  for (int i = tid; i < BM + BN; i += THREADS) exponent[i] = pow2_exponent(peak[i], emax);
-  __syncthreads();
-
-  // Sweep 2. A quad: 4 adjacent k of one row of A (threads along k) or column of B (threads along n).
+  // A quad: 4 adjacent k of one row of A (threads along k) or column of B (threads along n).
   float4 quad_a[LOADS_A], quad_b[LOADS_B];
   auto load = [&](int kb) {
 #pragma unroll
@@ -283,6 +247,40 @@ gemm_split_sm80_fused(const float* a,    // (a_batches, m, k) float32, contiguou
       quad_b[l] = make_float4(v[0], v[1], v[2], v[3]);
     }
   };
+
+  // Sweep 1: sweep 2's loads, for the largest finite |x| and NaN/inf of each row of A and column of
+  // B that a thread reads, combined in shared memory.
+  const int k_blocks = (k + KV - 1) / KV;
+  unsigned largest_a[LOADS_A] = {}, largest_b[LOADS_B] = {}, seen_a[LOADS_A] = {}, seen_b[LOADS_B] = {};
+  auto track = [](const float4& f, unsigned& largest, unsigned& seen) {
+    track_magnitude(f.x, largest, seen), track_magnitude(f.y, largest, seen);
+    track_magnitude(f.z, largest, seen), track_magnitude(f.w, largest, seen);
+  };
+  for (int i = tid; i < BM + BN; i += THREADS) peak[i] = special[i] = 0u;
+  for (int kb = 0; kb < k_blocks; ++kb) {
+    load(kb);
+#pragma unroll
+    for (int l = 0; l < LOADS_A; ++l) track(quad_a[l], largest_a[l], seen_a[l]);
+#pragma unroll
+    for (int l = 0; l < LOADS_B; ++l) track(quad_b[l], largest_b[l], seen_b[l]);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int l = 0; l < LOADS_A; ++l) {
+    const int row = (tid + l * THREADS) / QUADS;
+    atomicMax(&peak[row], largest_a[l]);
+    if (seen_a[l]) special[row] = 1u;
+  }
+#pragma unroll
+  for (int l = 0; l < LOADS_B; ++l) {
+    const int col = (tid + l * THREADS) % BN;
+    atomicMax(&peak[BM + col], largest_b[l]);
+    if (seen_b[l]) special[BM + col] = 1u;
+  }
+  __syncthreads();
+  for (int i = tid; i < BM + BN; i += THREADS) exponent[i] = pow2_exponent(peak[i], emax);
+  __syncthreads();
+
   auto store = [&](int stage_index) {   // NaN/inf as zeros: their entries are recomputed
     Part* stage = reinterpret_cast<Part*>(smem + stage_index * STAGE_CHUNKS);
 #pragma unroll
@@ -300,8 +298,7 @@ gemm_split_sm80_fused(const float* a,    // (a_batches, m, k) float32, contiguou
   };
 
   float total[MT][4][4] = {}, part[MT][4][4] = {};
-  const int k_blocks = (k + KV - 1) / KV;
-  load(0);
+  if (k_blocks > 1) load(0);                     // one k-block: sweep 1 left it in the registers
   store(0);
   __syncthreads();
   for (int kb = 0; kb < k_blocks; ++kb) {

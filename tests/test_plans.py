@@ -273,7 +273,7 @@ def test_replayed_matmul_is_bit_identical_to_a_first_call(dtype, precision, shap
 @pytest.mark.gpu
 def test_replays_read_the_operands_of_each_call_and_return_fresh_results():
     cupy = _cupy()
-    a, b = cupy.asarray(randn(48, 40)), cupy.asarray(randn(40, 24))
+    a, b = cupy.asarray(randn(96, 80)), cupy.asarray(randn(80, 72))          # beyond the fused engine's sizes
     results = [sp.matmul(a, b, dtype="bf16x6") for _ in range(3)]
     assert _plans.how(_key(a, b, "bf16x6")) == "graph"
     a *= 2
@@ -286,7 +286,7 @@ def test_replays_read_the_operands_of_each_call_and_return_fresh_results():
 @pytest.mark.gpu
 def test_plans_follow_the_stream_and_the_defaults():
     cupy = _cupy()
-    a, b = cupy.asarray(randn(32, 32)), cupy.asarray(randn(32, 32))
+    a, b = cupy.asarray(randn(96, 96)), cupy.asarray(randn(96, 96))          # beyond the fused engine's sizes
     plain = [sp.matmul(a, b) for _ in range(3)]
     with cupy.cuda.Stream(non_blocking=True) as stream:
         on_stream = [sp.matmul(a, b) for _ in range(3)]

@@ -57,8 +57,9 @@ __device__ __forceinline__ void split_value(float x, int exponent, float top, fl
   const bool saturated = fabsf(residual) > top;
 #pragma unroll
   for (int i = 0; i < TERMS; ++i) {
-    part[i] = round_part<FMT>(scale_pow2(residual, i * SHIFT), saturated);
-    residual = sub_keep_subnormals(residual, scale_pow2(part[i], -i * SHIFT));   // exact in float32
+    const int shift = i * SHIFT;   // 0: no scaling (x * 1 is x, bit for bit)
+    part[i] = round_part<FMT>(shift ? scale_pow2(residual, shift) : residual, saturated);
+    residual = sub_keep_subnormals(residual, shift ? scale_pow2(part[i], -shift) : part[i]);   // exact in float32
   }
 }
 
@@ -101,4 +102,12 @@ __device__ __forceinline__ void split4(const float (&x)[4], int exponent, typena
     auto packed = pack4(stored);
     *reinterpret_cast<decltype(packed)*>(out + i * term_stride + index) = packed;
   }
+}
+
+// The pow2 exponents' input: the largest finite |x| bits and whether a NaN/inf was seen (1), folded
+// into `largest` and `seen`.
+__device__ __forceinline__ void track_magnitude(float x, unsigned& largest, unsigned& seen) {
+  const unsigned magnitude = __float_as_uint(x) & 0x7FFFFFFFu;
+  if (magnitude >= 0x7F800000u) seen = 1u;
+  else largest = max(largest, magnitude);
 }

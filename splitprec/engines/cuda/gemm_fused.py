@@ -5,8 +5,9 @@ No part matrix goes through memory, so a product reads A and B and writes C once
 engines also write and read their parts; and there is one launch, which the split's report and the
 NaN/inf fix-up would otherwise add to. Two kernels, chosen by the output's size:
 
-- ``kernels/gemm_fused_sm80.cu`` for outputs of at most ``WARP_MAX_MN`` squared: each warp computes
-  one 16 x 16 or 32 x 32 tile of one batch entry, splitting the values it loads straight into
+- ``kernels/gemm_fused_sm80.cu`` for outputs of at most ``WARP_MAX_MN`` squared and k of at most
+  ``WARP_MAX_K``: each warp computes one 16 x 16 or 32 x 32 tile of one batch entry from its own
+  shared-memory copies of its rows of A and columns of B, splitting values as it reads them into
   mma.sync fragments;
 - ``gemm_split_sm80_fused`` in ``kernels/gemm_split_sm80.cu`` otherwise: each block splits its
   float32 tiles into a shared-memory stage of the mma.sync engine's layout and multiplies it with
@@ -29,6 +30,8 @@ FUSED_FILE = "gemm_fused_sm80.cu"
 WARPS = 4                   # FUSED_WARPS: warps per block of the warp kernel, a tile each
 WARP_TILES = ((1, 2), (2, 4))    # its warp tiles (m16 tiles, n8 tiles): 16 x 16 where the output is that small
 SCALARS = {"i": (np.int32, ctypes.c_int), "q": (np.int64, ctypes.c_longlong)}   # a kernel's int, long long
+WARP_MAX_K = 64             # MAX_K: the warp kernel's panels hold all of k
+PADS = {"tf32": (4, 8)}     # Pads<FMT>: the panels' row pads (A, B) in floats; bf16/fp16 (8, 4)
 WARP_MAX_MN = TUNING["fused"]["warp_max_mn"]
 TILE = Tile(*TUNING["fused"]["tile"])    # the block kernel's launch shape (its stages: 2, always)
 
@@ -36,6 +39,15 @@ TILE = Tile(*TUNING["fused"]["tile"])    # the block kernel's launch shape (its 
 def warp_tile(m, n):
     """The warp kernel's tile (m16 tiles, n8 tiles) for an m x n output."""
     return WARP_TILES[0] if max(m, n) <= 16 else WARP_TILES[1]
+
+
+def warp_shared_bytes(d, tile, k):
+    """Dynamic shared memory of the warp kernel: per warp, A's panel (16 mt rows of kp + pad) and B's
+    (kp rows of 8 nt + pad), kp = k rounded up to whole mma k-steps (8 tf32, 16 bf16/fp16 values)."""
+    step = 8 if d.base == "tf32" else 16
+    kp = -(-k // step) * step
+    pad_a, pad_b = PADS.get(d.base, (8, 4))
+    return WARPS * 4 * (16 * tile[0] * (kp + pad_a) + kp * (8 * tile[1] + pad_b))
 
 
 def warp_expression(d, tile):
@@ -58,13 +70,14 @@ def _launches(d, m, n, k, batch, a_batched, b_batched):
     key, value))]``: the launches of one product, a batch offset each (the block kernel's grid z holds at
     most ``MAX_GRID_Z`` entries)."""
     emax, overflow = int(peak_emax(d, k)), d.overflow_exponent(k)
-    if max(m, n) <= WARP_MAX_MN:
+    if max(m, n) <= WARP_MAX_MN and k <= WARP_MAX_K:
         tile = warp_tile(m, n)
         warps = batch * -(-m // (16 * tile[0])) * -(-n // (8 * tile[1]))
         scalars = (("i", m), ("i", n), ("i", k), ("q", batch),
                    ("i", int(a_batched)), ("i", int(b_batched)), ("i", emax),
                    ("i", overflow))
-        return [(FUSED_FILE, warp_expression(d, tile), (-(-warps // WARPS), 1, 1), (32 * WARPS, 1, 1), 0, 0, scalars)]
+        return [(FUSED_FILE, warp_expression(d, tile), (-(-warps // WARPS), 1, 1), (32 * WARPS, 1, 1),
+                 warp_shared_bytes(d, tile, k), 0, scalars)]
     grid = (-(-n // (32 * TILE.warps_n)), -(-m // TILE.block_m))
     scalars = (("i", m), ("i", n), ("i", k),
                ("q", m * k if a_batched else 0), ("q", k * n if b_batched else 0),
