@@ -22,7 +22,7 @@ import splitprec as sp  # noqa: E402
 from splitprec.engines.cuda import gemm as cuda_gemm, gemm_fused  # noqa: E402
 
 SIDES = (8, 16, 32, 48, 64, 128, 256)
-K_OF_SIDE = {side: sorted({side, 256}) for side in SIDES}     # square and long k
+K_OF_SIDE = {side: sorted({min(side, 64), 256}) for side in SIDES}     # square up to the warp kernel's k, and long
 SCHEMES = ("tf32x3", "fp16x3", "bf16x6", "bf16x9")
 KERNELS = {"warp": 1 << 30, "block": 0}                        # gemm_fused.WARP_MAX_MN that picks each
 WORK = 1 << 30
@@ -61,6 +61,9 @@ def main(argv=None):
                           "split_us": bench.time_ms(lambda: cuda_gemm.matmul(a, b, d, engine=engine, checked=True),
                                                     args.reps) * 1e3, "sgemm_us": sgemm_us}
                 for kernel, limit in KERNELS.items():
+                    if kernel == "warp" and k > gemm_fused.WARP_MAX_K:
+                        record["warp_us"] = record["warp_bit_identical"] = None
+                        continue
                     gemm_fused.WARP_MAX_MN = limit
                     fused = cuda_gemm.matmul(a, b, d, engine="fused")
                     record[f"{kernel}_us"] = bench.time_ms(lambda: cuda_gemm.matmul(a, b, d, engine="fused"),
@@ -68,13 +71,15 @@ def main(argv=None):
                     record[f"{kernel}_bit_identical"] = bool((fused.view(np.uint32) == mma_sync.view(np.uint32)).all())
                 gemm_fused.WARP_MAX_MN = WARP_MAX_MN
                 records.append(record)
-                print(f"{side:4d}^2 x {k:4d} x {batch:7d} {name:7s} warp {record['warp_us']:9.1f} block "
+                warp_us = record["warp_us"] or float("nan")
+                print(f"{side:4d}^2 x {k:4d} x {batch:7d} {name:7s} warp {warp_us:9.1f} block "
                       f"{record['block_us']:9.1f} {engine:6s} {record['split_us']:9.1f}  sgemm {sgemm_us:9.1f} us  "
                       f"same {record['warp_bit_identical']} {record['block_bit_identical']}", flush=True)
     for kernel in KERNELS:
         wins = {}
         for r in records:
-            wins[r["m"], r["k"]] = wins.get((r["m"], r["k"]), True) and r[f"{kernel}_us"] < r["split_us"]
+            if r[f"{kernel}_us"] is not None:
+                wins[r["m"], r["k"]] = wins.get((r["m"], r["k"]), True) and r[f"{kernel}_us"] < r["split_us"]
         print(f"{kernel} kernel faster than the split engines for every scheme at (m = n, k):",
               sorted(key for key, won in wins.items() if won))
     out = pathlib.Path(args.out) / f"gemm-fused-{head['date'][:10]}-{head['git_sha']}.json"

@@ -383,8 +383,8 @@ def test_gpu_checked_matmul_has_the_float64_products_nonfinite_and_overflow(engi
 
 def _fused_cases():
     """(A, B) pairs for the fused engine: odd sizes around its tiles and k-blocks, broadcast batches,
-    edge-value rows (huge, subnormal, zero, ties, FLT_MAX), NaN/inf, and rows whose narrow products
-    overflow."""
+    edge-value rows (huge, subnormal, zero, ties, FLT_MAX), NaN/inf, rows whose narrow products
+    overflow, and a batch longer than one launch's grid z."""
     edge = _edge_values((3, 20, 70))
     special = randn(4, 16, 16)
     special[1, 3, 4], special[2, 0, 9], special[3, 7, 7] = np.nan, np.inf, -np.inf
@@ -394,7 +394,8 @@ def _fused_cases():
     huge_b[0, :2, 3] = (1e30, 1e30)
     return [(randn(1, 1, 1), randn(1, 1, 1)), (randn(7, 5, 3), randn(7, 3, 9)), (randn(64, 16, 16), randn(64, 16, 16)),
             (randn(5, 33, 65), randn(1, 65, 47)), (randn(1, 64, 64), randn(9, 64, 64)), (edge, randn(3, 70, 24)),
-            (randn(3, 24, 70), np.swapaxes(edge, 1, 2).copy()), (special, randn(4, 16, 16)), (huge, huge_b)]
+            (randn(3, 24, 70), np.swapaxes(edge, 1, 2).copy()), (special, randn(4, 16, 16)), (huge, huge_b),
+            (randn(66000, 2, 3), randn(66000, 3, 2))]                     # beyond one launch's grid z
 
 
 @pytest.mark.gpu
