@@ -18,6 +18,7 @@
 constexpr int FUSED_WARPS = 4;     // warps per block, each on its own tile
 constexpr int BLOCK_STEPS = 4;     // mma k-steps per promotion: 128 bytes of parts (32 tf32, 64 bf16/fp16)
 constexpr int MAX_K = 64;          // k of at most this: the panels hold all of it
+constexpr int MIN_BLOCKS = 3;      // blocks per SM the registers must allow: 12 warps to hide latency
 
 // Panel geometry in floats, per warp: A (16 MT rows of kp + PAD_A), then B (kp rows of 8 NT + PAD_B),
 // kp = k rounded up to whole mma steps. The pads make each fragment read hit 32 distinct banks
@@ -49,7 +50,7 @@ template <int FMT,           // part format (PartFormat)
           int SHIFT,         // part i is held scaled by 2**(i*SHIFT)
           int SMALL_SHIFT,   // the products with i+j > 0 are scaled by 2**-SMALL_SHIFT
           int MT, int NT>    // warp tile: MT m16 tiles x NT n8 tiles
-__global__ void __launch_bounds__(FUSED_WARPS * 32)
+__global__ void __launch_bounds__(FUSED_WARPS * 32, MIN_BLOCKS)
 gemm_fused_sm80(const float* a,     // (a_batches, m, k) float32, contiguous; a_batches = batch or 1; k <= MAX_K
                 const float* b,     // (b_batches, k, n)
                 float* c,           // (batch, m, n)

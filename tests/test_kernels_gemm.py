@@ -82,8 +82,10 @@ def test_auto_engine_choices(hopper, monkeypatch):
     large = cuda_gemm.CUBLAS_MIN_WORK
     assert cuda_gemm.auto_engine(d, 2048, 2048, large // 2048 ** 2, 1) == "cublas"
     assert cuda_gemm.auto_engine(d, 65, 64, 64, large // 64 ** 3 + 1) == "cublas"
-    assert cuda_gemm.auto_engine(d, 64, 64, 64, large // 64 ** 3 + 1) == "fused"         # small products
-    assert cuda_gemm.auto_engine(d, 64, 64, 65, large // 64 ** 3 + 1) == "sm80"          # small outputs
+    fused = cuda_gemm.FUSED["max_mn"], cuda_gemm.FUSED["max_k"]
+    assert cuda_gemm.auto_engine(d, fused[0], fused[0], fused[1], large) == "fused"      # small products
+    assert cuda_gemm.auto_engine(d, fused[0], fused[0], fused[1] + 1, 1) == "sm80"
+    assert cuda_gemm.auto_engine(d, 64, 64, 64, large // 64 ** 3 + 1) == "sm80"          # small outputs
     assert cuda_gemm.auto_engine(d, 128, 8192, 8192, 1) == ("sm90" if hopper else "cublas")   # 64 tiles
     assert cuda_gemm.auto_engine(d, 2048, 2048, 64, 1) == ("sm90" if hopper else "sm80")
     assert cuda_gemm.auto_engine(two, 2048, 2048, large // 2048 ** 2, 1) == ("sm90" if hopper else "cublas")
@@ -126,6 +128,11 @@ def _skip_without(engine):
         pytest.skip("gemm_split_sm90 needs compute capability 9.0")
 
 
+def _k_for(engine, k):
+    """``k``, or for the fused engine at most the k its panels hold."""
+    return min(k, gemm_fused.MAX_K) if engine == "fused" else k
+
+
 def _within_gpu_bound(c, a, b, name):
     """Assert |c - exact| <= gemm_bound(engine="gpu") entrywise; NaN/inf exactly where exact has them."""
     exact = exact_matmul(a, b)
@@ -145,6 +152,7 @@ def _within_gpu_bound(c, a, b, name):
 def test_gpu_matmul_error_within_bound(m, k, n, name, engine):
     import cupy
     _skip_without(engine)
+    k = _k_for(engine, k)
     a, b = randn(m, k), randn(k, n)
     c = cuda_gemm.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype(name), engine=engine)
     _within_gpu_bound(cupy.asnumpy(c), a, b, name)
@@ -169,7 +177,8 @@ def test_gpu_matmul_edge_values_within_bound(name, min_work, monkeypatch):
 def test_gpu_matmul_runs_on_the_current_stream(engine):
     import cupy
     _skip_without(engine)
-    a, b = randn(300, 500), randn(500, 200)
+    k = _k_for(engine, 500)
+    a, b = randn(300, k), randn(k, 200)
     expected = cupy.asnumpy(cuda_gemm.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype("bf16x6"), engine=engine))
     with cupy.cuda.Stream(non_blocking=True) as stream:
         a_gpu, b_gpu = cupy.asarray(a), cupy.asarray(b)
@@ -202,7 +211,8 @@ def test_public_gpu_matmul_returns_without_waiting_for_the_device(name, engine, 
     monkeypatch.setattr(cuda_gemm, "auto_engine", lambda *shape: engine)
     sleep = cupy.RawKernel(r'''extern "C" __global__ void sleep_ms(int ms) {
         for (int i = 0; i < ms; ++i) __nanosleep(1000000); }''', "sleep_ms")
-    a, b = randn(300, 500), randn(500, 200)
+    k = _k_for(engine, 500)
+    a, b = randn(300, k), randn(k, 200)
     if sp.dtype(name).target == "float64":
         a, b = a.astype(np.float64), b.astype(np.float64)
     a[3, 4] = np.nan
@@ -385,7 +395,7 @@ def _fused_cases():
     """(A, B) pairs for the fused engine: odd sizes around its tiles and k-blocks, broadcast batches,
     edge-value rows (huge, subnormal, zero, ties, FLT_MAX), NaN/inf, rows whose narrow products
     overflow, and a batch longer than one launch's grid z."""
-    edge = _edge_values((3, 20, 70))
+    edge = _edge_values((3, 20, 60))
     special = randn(4, 16, 16)
     special[1, 3, 4], special[2, 0, 9], special[3, 7, 7] = np.nan, np.inf, -np.inf
     huge = randn(2, 30, 40)
@@ -393,20 +403,29 @@ def _fused_cases():
     huge_b = randn(1, 40, 9)
     huge_b[0, :2, 3] = (1e30, 1e30)
     return [(randn(1, 1, 1), randn(1, 1, 1)), (randn(7, 5, 3), randn(7, 3, 9)), (randn(64, 16, 16), randn(64, 16, 16)),
-            (randn(5, 33, 65), randn(1, 65, 47)), (randn(1, 64, 64), randn(9, 64, 64)), (edge, randn(3, 70, 24)),
-            (randn(3, 24, 70), np.swapaxes(edge, 1, 2).copy()), (special, randn(4, 16, 16)), (huge, huge_b),
+            (randn(5, 33, 61), randn(1, 61, 47)), (randn(1, 64, 64), randn(9, 64, 64)), (edge, randn(3, 60, 24)),
+            (randn(3, 24, 60), np.swapaxes(edge, 1, 2).copy()), (special, randn(4, 16, 16)), (huge, huge_b),
             (randn(66000, 2, 3), randn(66000, 3, 2))]                     # beyond one launch's grid z
 
 
+def test_fused_engine_takes_k_its_panels_hold():
+    d = sp.dtype("tf32x3")
+    expression, grid, block, shared, _ = gemm_fused._launch_shape(d, 40, 9, gemm_fused.MAX_K, 3, True, False)
+    assert grid == (-(-3 * 2 // gemm_fused.WARPS), 1, 1) and block == (32 * gemm_fused.WARPS, 1, 1)
+    assert shared == gemm_fused.WARPS * 4 * (32 * (64 + 4) + 64 * (32 + 8))      # panels of a 32 x 32 tile
+    assert gemm_fused._launch_shape(sp.dtype("fp16x3"), 16, 16, 17, 1, True, True)[3] == \
+        gemm_fused.WARPS * 4 * (16 * (32 + 8) + 32 * (16 + 4))                      # k to whole 16-value steps
+    with pytest.raises(ValueError, match="k = 65 is beyond the fused engine's panels; expected k <= 64"):
+        gemm_fused._launch_shape(d, 8, 8, gemm_fused.MAX_K + 1, 1, True, True)
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("kernel", ["warp", "block"])
 @pytest.mark.parametrize("name", ["tf32x3", "fp16x3", "bf16x6", "bf16x9", "tf32", "bf16", "fp16", "bf16x3"])
-def test_gpu_fused_engine_equals_the_mma_sync_engine_bit_for_bit(name, kernel, monkeypatch):
-    """Both fused kernels split as they load, with the numerics of gemm_split_sm80: the same float32
+def test_gpu_fused_engine_equals_the_mma_sync_engine_bit_for_bit(name):
+    """The fused kernel splits as it loads, with the numerics of gemm_split_sm80: the same float32
     bits as that engine's checked product on every case, NaN/inf included, and the same bits again
     on a second call (no atomics, a fixed order)."""
     import cupy
-    monkeypatch.setattr(gemm_fused, "WARP_MAX_MN", 1 << 30 if kernel == "warp" else 0)
     d = sp.dtype(name)
     for a, b in _fused_cases():
         a_gpu, b_gpu = cupy.asarray(a), cupy.asarray(b)
@@ -418,11 +437,9 @@ def test_gpu_fused_engine_equals_the_mma_sync_engine_bit_for_bit(name, kernel, m
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("kernel", ["warp", "block"])
 @pytest.mark.parametrize("name", ["tf32x3", "fp16x3", "bf16x9"])
-def test_gpu_fused_engine_within_bound_on_edge_values(name, kernel, monkeypatch):
+def test_gpu_fused_engine_within_bound_on_edge_values(name):
     import cupy
-    monkeypatch.setattr(gemm_fused, "WARP_MAX_MN", 1 << 30 if kernel == "warp" else 0)
     for a, b in _fused_cases()[4:7]:
         c = cuda_gemm.matmul(cupy.asarray(a), cupy.asarray(b), sp.dtype(name), engine="fused")
         _within_gpu_bound(cupy.asnumpy(c), a, b, name)

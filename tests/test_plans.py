@@ -34,10 +34,14 @@ def randn(*shape):
 # ---- the path of precision="fp32" --------------------------------------------------------------
 
 def _measured_shapes():
-    source = json.loads((ROOT / TUNING["precision_fp32"]["source"]).read_text())
+    """Per shape, the event times of each path: the rule's source, and its fused rule's newer one
+    where both measured a shape."""
     shapes = {}
-    for r in source["results"]:
-        shapes.setdefault((r["m"], r["n"], r["k"], r["batch"]), {})[r["name"]] = r["event_us"]
+    for source in (TUNING["precision_fp32"]["source"], TUNING["precision_fp32"]["fused"]["source"]):
+        for r in json.loads((ROOT / source).read_text())["results"]:
+            shapes[r["m"], r["n"], r["k"], r["batch"]] = {}
+        for r in json.loads((ROOT / source).read_text())["results"]:
+            shapes[r["m"], r["n"], r["k"], r["batch"]][r["name"]] = r["event_us"]
     return shapes
 
 
@@ -64,6 +68,12 @@ def test_fp32_path_takes_sgemm_below_each_threshold_only():
     assert cuda_gemm.fp32_path(large, large, below["k"] - 1, 1) == "sgemm"
     side = round(below["work"] ** (1 / 3))
     assert cuda_gemm.fp32_path(side // 2, side // 2, side // 2, 7) == "sgemm"
+    fused = TUNING["precision_fp32"]["fused"]                        # the smallest: the scheme, fused
+    assert cuda_gemm.fp32_path(fused["max_mn"], 1, fused["max_k"], 1 << 16) == TUNING["precision_fp32"]["scheme"]
+    assert cuda_gemm.fp32_path(fused["max_mn"] + 1, 1, fused["max_k"], 1 << 16) == "sgemm"
+    assert cuda_gemm.fp32_path(fused["max_mn"], 1, fused["max_k"] + 1, 1 << 16) == "sgemm"
+    assert cuda_gemm.auto_engine(sp.dtype(TUNING["precision_fp32"]["scheme"]), fused["max_mn"], fused["max_mn"],
+                                 fused["max_k"], 1) == "fused"
     assert sp.dtype(TUNING["precision_fp32"]["scheme"]).fp32_class
 
 
@@ -242,7 +252,8 @@ def _key(a, b, dtype=None, precision=None):
 @pytest.mark.parametrize("dtype, precision", [("tf32x3", None), ("bf16x9", None), ("fp16x3", None),
                                               (None, "fp32"), (None, None), ("ozaki2_int8x14", None)])
 @pytest.mark.parametrize("shape_a, shape_b", [((64, 64), (64, 64)), ((5, 40, 33), (33, 20)), ((300,), (300, 7)),
-                                              ((3, 1, 16, 9), (4, 9, 16)), ((1030, 70), (70, 2050))])
+                                              ((3, 1, 16, 9), (4, 9, 16)), ((1030, 70), (70, 2050)),
+                                              ((6, 16, 12), (6, 12, 8)), ((24,), (24, 20))])      # fused
 def test_replayed_matmul_is_bit_identical_to_a_first_call(dtype, precision, shape_a, shape_b):
     cupy = _cupy()
     wide = dtype is not None and sp.dtype(dtype).target == "float64"
@@ -259,14 +270,18 @@ def test_replayed_matmul_is_bit_identical_to_a_first_call(dtype, precision, shap
         assert c.shape == expected.shape and c.dtype == expected.dtype and c.strides == expected.strides
         for _ in range(round_):                                           # back to the plan's state
             sp.matmul(a, b, dtype=dtype, precision=precision)
+    if wide:
+        return
     broadcast = len(shape_a) > 2 and len(shape_b) > 2 and shape_a[:-2] != shape_b[:-2]
     m, k, n = (shape_a[-2] if len(shape_a) > 1 else 1), shape_a[-1], (shape_b[-1] if len(shape_b) > 1 else 1)
-    fused = max(m, n) <= cuda_gemm.FUSED["max_mn"] and k <= cuda_gemm.FUSED["max_k"]
-    if precision == "fp32" or (dtype is None and not wide):
+    batch = int(np.prod(np.broadcast_shapes(shape_a[:-2], shape_b[:-2])))
+    sgemm = dtype is None and cuda_gemm.fp32_path(m, n, k, batch) == "sgemm"
+    fused = not sgemm and max(m, n) <= cuda_gemm.FUSED["max_mn"] and k <= cuda_gemm.FUSED["max_k"]
+    if sgemm:
         assert how == ("eager" if broadcast else "direct"), how           # SGEMM: its own launches
-    elif not wide and fused and not broadcast:
+    elif fused and not broadcast:
         assert how == "direct", how                                       # the fused engine's one launch
-    elif not wide and replay.capturable((a, b, c)):
+    elif replay.capturable((a, b, c)):
         assert how == "graph", (how, _plans.reason(_key(a, b, dtype, precision)))
 
 

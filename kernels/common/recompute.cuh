@@ -27,7 +27,7 @@ __device__ __forceinline__ double widen_keep_subnormals(float x) {
 // magnitude <= k whose NaN/inf are exactly the product's (inf * 0 and inf - inf are NaN), never
 // finite where a NaN/inf input meets the row or column.
 template <typename T>
-__device__ __forceinline__ T sign_pattern(const T* row, const T* col, int k, long long n) {
+__device__ __noinline__ T sign_pattern(const T* row, const T* col, int k, long long n) {
   T pattern = 0;
   for (int q = 0; q < k; ++q) pattern += sign_or_special(row[q]) * sign_or_special(col[q * n]);
   return pattern;
@@ -35,7 +35,7 @@ __device__ __forceinline__ T sign_pattern(const T* row, const T* col, int k, lon
 
 // The float64 dot product of row[0 .. k) and col[0, n, .. (k-1) n] rounded once to float32, ties to
 // even, float32 subnormals kept: finite if the product is, else its signed inf.
-__device__ __forceinline__ float dot_rounded(const float* row, const float* col, int k, long long n) {
+__device__ __noinline__ float dot_rounded(const float* row, const float* col, int k, long long n) {
   double dot = 0.0;
   for (int q = 0; q < k; ++q) dot = fma(widen_keep_subnormals(row[q]), widen_keep_subnormals(col[q * n]), dot);
   float rounded;

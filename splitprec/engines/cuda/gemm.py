@@ -15,7 +15,7 @@ import numpy as np
 
 from ...dtypes import cheapest, dtype, dtypes
 from . import launch
-from .gemm_fused import FUSED_FILE, WARP_TILES, block_expression, fused_launch, gemm_fused, warp_expression
+from .gemm_fused import FUSED_FILE, TILES as FUSED_TILES, fused_expression, fused_launch, gemm_fused
 from .gemm_cublas import cublas_chunk, gemm_cublas, sgemm, sgemm_pointers
 from .gemm_sm80 import GEMM_FILE, Tile, gemm_expression, gemm_sm80
 from .gemm_sm90 import GEMM90_FILE, TILE as SM90_TILE, gemm90_expression, gemm_sm90, pieces_expression
@@ -33,6 +33,7 @@ CUBLAS_MIN_WORK = TUNING["cublas"]["min_work"]
 CUBLAS_LARGE = frozenset(TUNING["cublas"]["large_schemes"])
 FUSED = TUNING["fused"]
 SGEMM_BELOW = TUNING["precision_fp32"]["sgemm_below"]
+FUSED_FP32 = TUNING["precision_fp32"]["fused"]
 FP32_SCHEME = TUNING["precision_fp32"]["scheme"]
 
 
@@ -57,7 +58,10 @@ def class_scheme(precision):
 def fp32_path(m, n, k, batch):
     """What ``precision="fp32"`` runs on the GPU for a (batch of) m x n x k product: ``"sgemm"``
     (cuBLAS SGEMM, fp32 itself) where the measurements in ``tuning.json`` found it the fastest
-    (``min(m, n)``, ``k`` or the work below its thresholds), else the fp32-class scheme named there."""
+    (``min(m, n)``, ``k`` or the work below its thresholds), else the fp32-class scheme named there;
+    the scheme also for the smallest products, where its fused engine beats SGEMM."""
+    if max(m, n) <= FUSED_FP32["max_mn"] and k <= FUSED_FP32["max_k"]:
+        return FP32_SCHEME
     small = (min(m, n) < SGEMM_BELOW["min_mn"] or k < SGEMM_BELOW["k"]
              or m * n * k * batch < SGEMM_BELOW["work"])
     return "sgemm" if small else FP32_SCHEME
@@ -85,10 +89,9 @@ def instantiations():
     schemes = [dtype(name) for name in dtypes() if dtype(name).base in FORMAT_CODE]
     return {SPLIT_FILE: sorted({split_expression(d, transpose=t) for d in schemes for t in (False, True)}),
             GEMM_FILE: sorted({gemm_expression(d, tile) for d in schemes
-                               for tile in (TILES.get(d.name, DEFAULT_TILE), SMALL_TILE)}
-                              | {block_expression(d) for d in schemes}),
+                               for tile in (TILES.get(d.name, DEFAULT_TILE), SMALL_TILE)}),
             GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes} | {pieces_expression(d) for d in schemes}),
-            FUSED_FILE: sorted({warp_expression(d, tile) for d in schemes for tile in WARP_TILES}),
+            FUSED_FILE: sorted({fused_expression(d, tile) for d in schemes for tile in FUSED_TILES}),
             SCALE_FILE: ["row_exponents", "column_peaks", "peak_exponents", "scale_rows_cols"],
             NONFINITE_FILE: sorted(NONFINITE_EXPRESSION.values())}
 
@@ -202,5 +205,4 @@ def direct_call(a, b, d=None):
         d = dtype(path)
     if d.base not in FORMAT_CODE or auto_engine(d, m, n, k, batch) != "fused":
         return None
-    prepared = fused_launch(d, m, n, k, batch, own_a > 1, own_b > 1)
-    return None if prepared is None else DirectCall(shape, (prepared,))
+    return DirectCall(shape, (fused_launch(d, m, n, k, batch, own_a > 1, own_b > 1),))
