@@ -128,7 +128,7 @@ def main(argv=None):
         records += run_shape(shape, args.reps, rng, bandwidth, rates)
         out.write_text(json.dumps({**head, "copy_bytes_per_s": bandwidth, "narrow_flops_per_s": rates,
                                    "schemes": SCHEMES, "shapes": shapes, "results": records}, indent=1))
-    print(readme_table.shapes_table(json.loads(out.read_text()), out))
+    print(readme_table.shapes_table([(out, json.loads(out.read_text()))]))
     print(f"wrote {out}")
 
 

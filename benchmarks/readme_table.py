@@ -6,9 +6,10 @@ and error at 4096 x 4096, with the fp64 scheme beside DGEMM, and which rows were
 range work); for docs/gemm.md the n = 8192 case
 (public ``sp.matmul`` rows and the anchors) and every case of the multi-part schemes; for
 docs/fft.md every FFT case beside cuFFT / cupyx; for docs/fp64.md the Ozaki scheme II run; for
-README.md and docs/kernels.md the GEMM shapes run. Without
-files it takes the newest run of each kind (``gemm-``, ``fft-``, ``gemm-fp64-``, ``gemm-shapes-``); a file named
-replaces the newest of its kind. With ``--write ROOT`` it replaces the text between
+README.md and docs/kernels.md the GEMM shapes, each from the newest ``gemm-shapes-`` run that
+measured it. Without files it takes the newest run of each kind (``gemm-``, ``fft-``,
+``gemm-fp64-``) and every ``gemm-shapes-`` run; a file named replaces the newest of its kind (a
+shapes run joins the others). With ``--write ROOT`` it replaces the text between
 ``<!-- KIND-table:start -->`` and ``<!-- KIND-table:end -->`` in ROOT's README.md (``headline``),
 docs/gemm.md (``gemm``), docs/fft.md (``fft``), docs/fp64.md (``fp64``) and README.md and
 docs/kernels.md (``shapes``). Nobody types the numbers.
@@ -225,22 +226,35 @@ def replace_between_markers(page, kind, text):
     page.write_text(pattern.sub(lambda _: f"{start}\n{text}\n{end}", page.read_text()))
 
 
-def shapes_table(results, path):
-    """Per shape of a ``gemm-shapes`` run: SGEMM's time, the fastest fp32-class scheme and fp16x3 as x
-    SGEMM, and ``precision="fp32"`` as x SGEMM and x the faster of SGEMM and that scheme, by event
-    time and by wall time of calls back to back."""
+def shapes_table(runs):
+    """Per shape of the ``gemm-shapes`` runs ``[(path, results)]``, from the newest run that measured
+    it: SGEMM's time, the fastest fp32-class scheme and fp16x3 as x SGEMM, and ``precision="fp32"`` as
+    x SGEMM and x the faster of SGEMM and that scheme, by event time and by wall time of calls back to
+    back."""
     fp32_class = [name for name in splitprec.dtypes("float32") if splitprec.dtype(name).fp32_class]
-    lines = [f"{results['device']}, `{path.name}` ({results['date'][:10]}, git {results['git_sha']}); µs by CUDA "
-             "events after 0.5 s of warm-up (median of 10), wall: per call in a loop of calls ended by one synchronize.",
-             "", "| m x n x k x batch | SGEMM µs | fastest fp32-class scheme (x SGEMM) | fp16x3 (x SGEMM) | "
-             "`precision=\"fp32\"` x SGEMM | x the faster path (event / wall) |", "|---|---|---|---|---|---|"]
-    shapes = dict.fromkeys((r["m"], r["n"], r["k"], r["batch"]) for r in results["results"])
-    for shape in shapes:
-        here = {r["name"]: r for r in results["results"] if (r["m"], r["n"], r["k"], r["batch"]) == shape}
+    runs = sorted(runs, key=lambda run: run[1]["date"])
+    newest = {}
+    for path, results in runs:
+        for r in results["results"]:
+            shape = (r["m"], r["n"], r["k"], r["batch"])
+            if newest.get(shape, (None, None))[0] is not path:
+                newest[shape] = (path, {})
+            newest[shape][1][r["name"]] = r
+    order = dict.fromkeys((r["m"], r["n"], r["k"], r["batch"]) for _, results in runs for r in results["results"])
+    cited = [(path, results) for path, results in runs if any(newest[shape][0] is path for shape in newest)]
+    lines = [f"{runs[-1][1]['device']}, per shape the newest of "
+             + ", ".join(f"`{path.name}` ({results['date'][:10]})" for path, results in cited)
+             + " (column run: its git sha); µs by CUDA events after 0.5 s of warm-up (median of 10), wall: per "
+             "call in a loop of calls ended by one synchronize.", "",
+             "| m x n x k x batch | run | SGEMM µs | fastest fp32-class scheme (x SGEMM) | fp16x3 (x SGEMM) | "
+             "`precision=\"fp32\"` x SGEMM | x the faster path (event / wall) |", "|---|---|---|---|---|---|---|"]
+    for shape in order:
+        path, here = newest[shape]
+        sha = dict(runs)[path]["git_sha"]
         sgemm, fp32 = here["cublas_sgemm"], here["precision_fp32"]
         best = min((here[name] for name in fp32_class if name in here), key=lambda r: r["event_us"])
         faster = {t: min(sgemm[t], best[t]) / fp32[t] for t in ("event_us", "wall_us")}
-        lines.append(f"| {' x '.join(map(str, shape))} | {sgemm['event_us']:.0f} | {best['name']} "
+        lines.append(f"| {' x '.join(map(str, shape))} | {sha} | {sgemm['event_us']:.0f} | {best['name']} "
                      f"{sgemm['event_us'] / best['event_us']:.2f} | {sgemm['event_us'] / here['fp16x3']['event_us']:.2f} | "
                      f"{sgemm['event_us'] / fp32['event_us']:.2f} | {faster['event_us']:.2f} / {faster['wall_us']:.2f} |")
     return "\n".join(lines)
@@ -256,10 +270,11 @@ def _kind(results):
 
 def tables(paths):
     """``{kind: markdown}`` for the results files ``{"gemm": path, "fft": path, "fp64": path}``."""
-    runs = {kind: json.loads(path.read_text()) for kind, path in paths.items()}
+    runs = {kind: json.loads(path.read_text()) for kind, path in paths.items() if kind != "shapes"}
+    shapes = [(path, json.loads(path.read_text())) for path in paths.get("shapes", ())]
     return {"headline": headline(runs["gemm"], runs["fft"], runs["fp64"], paths), "gemm": gemm_text(runs["gemm"]),
             "fft": fft_table(runs["fft"]), "fp64": fp64_table(runs["fp64"]),
-            **({"shapes": shapes_table(runs["shapes"], paths["shapes"])} if "shapes" in runs else {})}
+            **({"shapes": shapes_table(shapes)} if shapes else {})}
 
 
 def main(argv=None):
@@ -268,9 +283,14 @@ def main(argv=None):
     parser.add_argument("--write", metavar="ROOT", help="folder whose README.md and docs/ pages get the tables")
     args = parser.parse_args(argv)
     paths = {kind: max(RESULTS.glob(pattern), key=lambda p: json.loads(p.read_text())["date"])
-             for kind, pattern in GLOBS.items()}
+             for kind, pattern in GLOBS.items() if kind != "shapes"}
+    paths["shapes"] = sorted(RESULTS.glob(GLOBS["shapes"]))
     for path in map(pathlib.Path, args.results):
-        paths[_kind(json.loads(path.read_text()))] = path
+        kind = _kind(json.loads(path.read_text()))
+        if kind == "shapes":
+            paths["shapes"] = [*paths["shapes"], path]
+        else:
+            paths[kind] = path
     for kind, text in tables(paths).items():
         for page in PAGES[kind] if args.write else ():
             replace_between_markers(pathlib.Path(args.write) / page, kind, text)
