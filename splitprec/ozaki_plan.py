@@ -83,7 +83,41 @@ def overflow_risk(a, b):
     return e_a + e_b >= OVERFLOW_EXPONENT, e_a, e_b
 
 
-def slice_levels(x, bits, required, axis, max_slices):
+@dataclass(frozen=True)
+class FirstSlice:
+    """What the first slice of float64 ``x`` along ``axis`` is for every side's ``bits`` and
+    ``required``: ``margin`` (int32, ``x``'s shape), each entry's ``sigma + e - bits`` (its exponent
+    less its line's norm exponent, ``scale_exponents(x, 0, axis) + e``), and per line (``axis``
+    dropped) the least and largest margin of its nonzero entries. The plan's candidates differ only
+    in ``bits`` and ``required``, so they share one: a first slice takes the entries whose margin
+    reaches ``required - bits``."""
+
+    nonzero: object
+    margin: object
+    line_least: object      # int32; INT32_MAX on lines without a nonzero entry
+    line_largest: object    # int32; INT32_MIN there
+
+    @classmethod
+    def of(cls, x, axis):
+        xp = namespace(x)
+        nonzero = x != 0
+        margin = (scale_exponents(x, 0, axis) + xp.frexp(x)[1]).astype(np.int32)
+        limits = np.iinfo(np.int32)
+        return cls(nonzero, margin, xp.where(nonzero, margin, limits.max).min(axis=axis),
+                   xp.where(nonzero, margin, limits.min).max(axis=axis))
+
+    def lines(self, threshold):
+        """``(float64, touched)`` for a first slice at ``threshold``: bool (lines,) across the batch,
+        the lines that no slice can take (no entry reaches the threshold, and what is left keeps its
+        scaling), and the least number of slices the other lines touch in all (two for a line with
+        entries on both sides of the threshold)."""
+        nonempty = self.line_least <= self.line_largest
+        float64 = _lines(nonempty & (self.line_largest < threshold))
+        split = _lines(nonempty & (self.line_least < threshold) & (self.line_largest >= threshold)) & ~float64
+        return float64, int((_lines(nonempty) & ~float64).sum()) + int(split.sum())
+
+
+def slice_levels(x, bits, required, axis, max_slices, first=None):
     """``(level, overfull)`` for float64 ``x`` split along ``axis`` (-1: rows of A, -2: columns of
     B) for an Ozaki-II side of ``bits`` (``Q``): ``level`` (int8, ``x``'s shape) is each entry's
     slice, -1 for zeros and for entries left over; ``overfull`` (``x``'s shape with ``axis``
@@ -93,12 +127,18 @@ def slice_levels(x, bits, required, axis, max_slices):
     line's scaling (``scale_exponents(rest, bits, axis)``) and ``e`` the entry's exponent
     (``|x| >= 2**(e - 1)``); the slice alone has a 2-norm no larger, so the engine's own ``sigma``
     for it is no smaller and the entry's rounding to its integer grid is at most ``2**-required``
-    of it (none where ``sigma + e >= 53``: ``x * 2**sigma`` is then an integer).
+    of it (none where ``sigma + e >= 53``: ``x * 2**sigma`` is then an integer). ``first``: the
+    :class:`FirstSlice` of ``x`` along ``axis``, when already known.
     """
     xp = namespace(x)
-    level = xp.full(x.shape, -1, np.int8)
-    rest = x
-    for s in range(max_slices):
+    first = FirstSlice.of(x, axis) if first is None else first
+    if bool((first.line_least >= required - bits).all()):         # one slice holds every nonzero entry
+        level = xp.where(first.nonzero, np.int8(0), np.int8(-1)).astype(np.int8, copy=False)
+        return level, xp.zeros(first.nonzero.any(axis=axis).shape, bool)
+    keep = first.nonzero & (first.margin >= required - bits)
+    level = xp.where(keep, np.int8(0), np.int8(-1)).astype(np.int8, copy=False)
+    rest = xp.where(keep, 0.0, x)
+    for s in range(1, max_slices):
         if not bool((rest != 0).any()):
             break
         keep = (rest != 0) & (scale_exponents(rest, bits, axis) + xp.frexp(rest)[1] >= required)
@@ -156,14 +196,15 @@ def _slice(x, level, s):
     return xp.where(level == s, x, 0.0)
 
 
-def _candidate(a, b, d, slices):
-    """The plan of the fixed-count scheme ``d`` with at most ``slices`` slices per side, or None."""
+def _candidate(a, b, d, slices, firsts):
+    """The plan of the fixed-count scheme ``d`` with at most ``slices`` slices per side, or None
+    (``firsts``: the :class:`FirstSlice` of ``a`` and of ``b``)."""
     xp = namespace(a, b)
     required = required_bits(a.shape[-1], slices * slices, sum(d.bits))
     if required is None:
         return None
-    level_a, overfull_a = slice_levels(a, d.bits[0], required, -1, slices)
-    level_b, overfull_b = slice_levels(b, d.bits[1], required, -2, slices)
+    level_a, overfull_a = slice_levels(a, d.bits[0], required, -1, slices, firsts[0])
+    level_b, overfull_b = slice_levels(b, d.bits[1], required, -2, slices, firsts[1])
     float64_rows, float64_cols = _lines(overfull_a), _lines(overfull_b)
     rows = tuple(xp.nonzero(_lines((level_a == s).any(axis=-1)) & ~float64_rows)[0] for s in range(slices))
     cols = tuple(xp.nonzero(_lines((level_b == t).any(axis=-2)) & ~float64_cols)[0] for t in range(slices))
@@ -178,15 +219,40 @@ def plan(a, b, max_slices=MAX_SLICES):
     """The plan for float64 ``a`` (..., m, k) @ ``b`` (..., k, n), finite, m, n, k >= 1, numpy or
     cupy: of the registered modulus counts, the one that leaves the least output to float64 dot
     products and, among those, needs the fewest int8 GEMMs. At most ``min(max_slices,
-    isqrt(k - 1))`` slices per side, so that a result sums at most ``k - 1`` pairs.
+    isqrt(k - 1))`` slices per side, so that a result sums at most ``k - 1`` pairs. A count whose
+    least possible cost (:func:`_key_floor`) cannot beat the best plan found is not planned.
 
     Accuracy: ``accuracy.gemm_bound(a, b, "ozaki2_int8_adaptive")``, within DGEMM's worst-case
     bound; checked by ``tests/test_fp64.py::test_adaptive_bound_is_within_dgemm_s``.
     """
     xp = namespace(a, b)
+    m, n = a.shape[-2], b.shape[-1]
     slices = max(1, min(max_slices, math.isqrt(max(a.shape[-1] - 1, 1))))
-    candidates = [p for p in (_candidate(a, b, d, slices) for d in SCHEMES) if p is not None]
-    if not candidates:
-        m, n = a.shape[-2], b.shape[-1]
+    firsts = FirstSlice.of(a, -1), FirstSlice.of(b, -2)
+    floors = sorted((floor, i) for i, floor in enumerate(_key_floor(a, d, slices, firsts) for d in SCHEMES)
+                    if floor is not None)
+    best, best_key = None, None
+    for floor, i in floors:               # by the least key each can have: the rest cannot beat the best
+        if best_key is not None and floor + (i,) >= best_key:
+            break
+        candidate = _candidate(a, b, SCHEMES[i], slices, firsts)
+        key = (candidate.float64_share, candidate.int8_gemms, i)
+        if best_key is None or key < best_key:
+            best, best_key = candidate, key
+    if best is None:
         return Plan(None, 0, None, None, (), (), xp.ones(m, bool), xp.ones(n, bool), 0.0, 1.0)
-    return min(candidates, key=lambda p: (p.float64_share, p.int8_gemms))
+    return best
+
+
+def _key_floor(a, d, slices, firsts):
+    """A lower bound on ``(float64_share, int8_gemms)`` of scheme ``d``'s plan from the first slices
+    alone (None where no plan of ``d`` meets the bound): its float64 lines include those no slice can
+    take, and if no other line is float64, every other line is touched by a slice at least once,
+    twice where its entries lie on both sides of the first slice's threshold."""
+    required = required_bits(a.shape[-1], slices * slices, sum(d.bits))
+    if required is None:
+        return None
+    (rows64, touched_a), (cols64, touched_b) = (first.lines(required - bits) for first, bits in zip(firsts, d.bits))
+    m, n = rows64.size, cols64.size
+    r64, c64 = int(rows64.sum()), int(cols64.sum())
+    return (r64 * n + m * c64 - r64 * c64) / (m * n), d.terms * touched_a * touched_b / (m * n)

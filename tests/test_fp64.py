@@ -21,7 +21,8 @@ from splitprec.accuracy.measure import measure_gemm
 from splitprec.engines import fp64
 from splitprec.engines.reference import ozaki as reference_ozaki
 from splitprec.ozaki import SCHEMES, scale_exponents
-from splitprec.ozaki_plan import ADAPTIVE, gamma, plan, required_bits, slice_levels
+from splitprec import ozaki_plan
+from splitprec.ozaki_plan import ADAPTIVE, FirstSlice, gamma, plan, required_bits, slice_levels
 
 U = 2.0 ** -53
 TINY = 2.0 ** -1074
@@ -82,6 +83,65 @@ def test_slices_partition_the_operand_and_hold_each_entry_to_two_to_minus_r(seed
         held = np.ldexp(np.rint(np.ldexp(piece, sigma)), -sigma)
         error = np.abs(held - piece)
         assert np.all(error <= (0.0 if required >= 53 else 2.0 ** -required) * np.abs(piece))
+
+
+def _slice_levels_by_the_rule(x, bits, required, axis, count):
+    """slice_levels as its docstring states the rule: every slice from the remaining entries' own
+    scaling, none shared."""
+    level, rest = np.full(x.shape, -1, np.int8), x
+    for s in range(count):
+        keep = (rest != 0) & (scale_exponents(rest, bits, axis) + np.frexp(rest)[1] >= required)
+        level, rest = np.where(keep, np.int8(s), level), np.where(keep, 0.0, rest)
+    return level, (rest != 0).any(axis=axis)
+
+
+@given(seed=st.integers(0, 2 ** 32 - 1), phi=st.floats(0, 64), k=st.integers(2, 80),
+       axis=st.sampled_from([-1, -2]), zero=st.booleans())
+def test_one_first_slice_serves_every_candidate_of_the_plan(seed, phi, k, axis, zero):
+    """The plan's candidates share one FirstSlice per side: their levels and overfull lines are
+    those of the rule applied afresh, for every scheme's bits and R."""
+    x = span(np.random.default_rng(seed), (6, k) if axis == -1 else (k, 6), phi)
+    if zero:
+        x[...] = 0.0
+    first = FirstSlice.of(x, axis)
+    for d in SCHEMES:
+        count, required = _slicing(k, d)
+        if required is None:
+            continue
+        bits = d.bits[0 if axis == -1 else 1]
+        got, expected = slice_levels(x, bits, required, axis, count, first), \
+            _slice_levels_by_the_rule(x, bits, required, axis, count)
+        assert got[0].dtype == np.int8
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(got[1], expected[1])
+
+
+@given(seed=st.integers(0, 2 ** 32 - 1), phi=st.floats(0, 40), k=st.integers(2, 90), batch=st.sampled_from([(), (3,)]),
+       zero_rows=st.booleans())
+def test_plan_is_the_least_cost_candidate_of_every_count(seed, phi, k, batch, zero_rows):
+    """plan skips the counts whose least possible cost cannot beat the best found: its choice is the
+    least (float64 share, int8 GEMMs) of every count's plan, the first count on a tie, as planning
+    them all gives; and each skipped count's floor lies at or below its actual cost."""
+    local = np.random.default_rng(seed)
+    a, b = span(local, batch + (7, k), phi), span(local, batch + (k, 5), phi)
+    if zero_rows:
+        a[..., 2, :] = 0.0
+        b[..., :, 1] = 0.0
+    slices = min(4, math.isqrt(max(k - 1, 1)))
+    firsts = FirstSlice.of(a, -1), FirstSlice.of(b, -2)
+    every = [(i, ozaki_plan._candidate(a, b, d, slices, firsts)) for i, d in enumerate(SCHEMES)]
+    every = [(i, c) for i, c in every if c is not None]
+    chosen = plan(a, b)
+    if not every:
+        assert chosen.scheme is None
+        return
+    i, expected = min(every, key=lambda ic: (ic[1].float64_share, ic[1].int8_gemms, ic[0]))
+    assert chosen.scheme is expected.scheme
+    assert (chosen.float64_share, chosen.int8_gemms) == (expected.float64_share, expected.int8_gemms)
+    np.testing.assert_array_equal(chosen.level_a, expected.level_a)
+    np.testing.assert_array_equal(chosen.level_b, expected.level_b)
+    for i, c in every:
+        assert ozaki_plan._key_floor(a, SCHEMES[i], slices, firsts) <= (c.float64_share, c.int8_gemms)
 
 
 @given(seed=st.integers(0, 2 ** 32 - 1), phi=st.floats(0, 12), k=st.integers(2, 60))
