@@ -1,5 +1,5 @@
-"""``gemm_envelope``: an upper bound of ``gemm_bound`` from one float64 product (two with the
-operands' errors), on numpy or cupy.
+"""``gemm_envelope``: an upper bound of ``gemm_bound`` from one float64 product (two where both
+operands carry errors), on numpy or cupy.
 
 :func:`accuracy.gemm_bound` multiplies a bound matrix of every part by every part (a dozen float64
 products for ``bf16x9``). Each of those bounds is ``alpha * |x| + beta * scale`` (section "Split"
@@ -7,7 +7,8 @@ of docs/bounds.md, the constants of :func:`accuracy.bounds.split_coefficients`),
 of two of them is a combination of four matrices, ``|A||B|``, ``rowsum|A| * scale_B``, ``scale_A *
 colsum|B|`` and ``k * scale_A * scale_B``: the envelope computes ``w |A||B|`` as one product and the
 rest as one product of inner dimension 2 (docs/tracking.md, "Matrix products"); the errors of
-inexact operands ride on the same products, ``|A| (w |B| + E_B) + E_A (|B| + E_B)``. With an
+inexact operands ride on the same products, ``|A| (w |B| + E_B) + E_A (|B| + E_B)``, or
+``(w |A| + E_A) |B|`` where only A carries them. With an
 operand's top-binade constants used for all of it when one of its elements is in that binade, the
 envelope is never below ``gemm_bound``
 (``tests/test_tracking_bounds.py::test_gemm_envelope_is_at_least_gemm_bound``) and equals it up to
@@ -56,17 +57,17 @@ def weights(d, k, top_a, top_b, engine="cpu", *, k_block=None, lam=None):
     return bound, (big + small) * _COEFFICIENT_SLACK, max(g_big, g_small), absolute
 
 
-def _overflow(bound, w, w_mag, g, rows, cols, scale_a, scale_b, k, magnitudes):
+def _overflow(bound, w, w_mag, g, rows, cols, scale_a, scale_b, k, magnitudes, scaled_peak):
     """Where the product may overflow float32 (its magnitude and bound reach the top), or None where
     it cannot anywhere; ``magnitudes()`` computes ``|A||B|``, only when an estimate from ``bound``
-    (``w0 |A||B| <= bound``) and the operands' peaks does not rule overflow out."""
+    (``w0 |A||B| <= bound``), the operands' peaks and ``scaled_peak`` (a bound on ``|A||B| /
+    (s_A s_B)``) does not rule overflow out."""
     top = FP32_MAX * (1 - 2.0 ** -20)
     line_peak = (w_mag[1] * _peak(rows) * _peak(scale_b) + w_mag[2] * _peak(scale_a) * _peak(cols)
                  + w_mag[3] * k * _peak(scale_a) * _peak(scale_b)) * (1 + 2.0 ** -40)
     bound_peak = _peak(bound)
     magnitude_peak = w_mag[0] / w[0] * (1 + 2.0 ** -40) * bound_peak + line_peak
-    sigma_low = _peak(scale_a, np.min, math.inf) * _peak(scale_b, np.min, math.inf)
-    if (1 + g) * magnitude_peak * max(1.0, 1.0 / sigma_low) + bound_peak < top:
+    if (1 + g) * max(magnitude_peak, scaled_peak) + bound_peak < top:
         return None
     magnitude = w_mag[0] * _round_up(magnitudes(), k) + _lines(w_mag, rows, cols, scale_a, scale_b, k)
     return (1 + g) * np.maximum(magnitude, magnitude / (scale_a * scale_b)) + bound >= top
@@ -144,20 +145,27 @@ def gemm_envelope(a, b, dtype, engine="cpu", *, kind="rigorous", confidence=0.99
         top_a, top_b = (m.size > 0 and bool(top_binade(m.max(axis=axis, keepdims=True), d, s).any())
                         for m, s, axis in ((mag_a, scale_a, -1), (mag_b, scale_b, -2)))
         w, w_mag, g, absolute = weights(d, k, top_a, top_b, engine, lam=lam)
-        # w0 |A||B| + |A| E_B + E_A (|B| + E_B) = |A| (w0 |B| + E_B) + E_A (|B| + E_B)
-        right = w[0] * mag_b
-        if inexact[1]:
-            right += errors[1]
-        product = np.matmul(mag_a, right)
-        if inexact[0]:
-            product += np.matmul(errors[0], mag_b + errors[1] if inexact[1] else mag_b)
+        # w0 |A||B| + |A| E_B + E_A (|B| + E_B) = |A| (w0 |B| + E_B) + E_A (|B| + E_B),
+        # one product where B is exact: (w0 |A| + E_A) |B|
+        if inexact[0] and not inexact[1]:
+            product = np.matmul(w[0] * mag_a + errors[0], mag_b)
+        else:
+            right = w[0] * mag_b
+            if inexact[1]:
+                right += errors[1]
+            product = np.matmul(mag_a, right)
+            if inexact[0]:
+                product += np.matmul(errors[0], mag_b + errors[1])
         rows, cols = mag_a.sum(axis=-1, keepdims=True), mag_b.sum(axis=-2, keepdims=True)
         bound = product                          # the products' own buffer, added to in place
         bound += _lines(w, rows, cols, scale_a, scale_b, k, absolute)
         bound += ETA32 if pow2 else 0.0
         bound *= 1 + (2 * k + 4 * d.terms ** 2 + 16) * 2.0 ** -52           # _round_up, in place
         np.nextafter(bound, np.inf, out=bound)
-        overflow = _overflow(bound, w, w_mag, g, rows, cols, scale_a, scale_b, k, lambda: np.matmul(mag_a, mag_b))
+        # pow2: every |x| / s is below 2**(scale_exponent(k) + 1), so |A||B| / (s_A s_B) < k 4**(that)
+        scaled_peak = k * 4.0 ** (d.scale_exponent(k) + 1) if pow2 else 0.0
+        overflow = _overflow(bound, w, w_mag, g, rows, cols, scale_a, scale_b, k, lambda: np.matmul(mag_a, mag_b),
+                             scaled_peak)
         bad = ~np.isfinite(a).all(axis=-1, keepdims=True) | ~np.isfinite(b).all(axis=-2, keepdims=True)
         if overflow is None and not bool(bad.any()):
             return bound

@@ -66,3 +66,17 @@ def test_unknown_errors_give_unknown_bounds():
     e_a[1, 2, 3] = np.nan
     bound = gemm_envelope(a, b, "bf16x9", errors=(e_a, e_b))
     assert np.isnan(bound[1, 2]).all() and np.isfinite(np.delete(bound, 2, axis=1)).all()
+
+
+@pytest.mark.parametrize("scheme", ["bf16x9", "fp16x3", "tf32x3"])
+@pytest.mark.parametrize("span, top", [(0, False), (60, False), (120, True)])
+def test_envelope_skips_the_magnitude_product_only_where_nothing_can_overflow(scheme, span, top, monkeypatch):
+    """Where its estimate (the bound, the peaks and the pow2 rule's ceiling on |A||B| / (s_A s_B))
+    rules overflow out, the envelope skips |A||B|; the result is the one that computes it always."""
+    from splitprec.accuracy import gemm_envelope as module
+    a, b = _operands(span, top)
+    skipped = module.gemm_envelope(a, b, scheme, errors=(np.abs(a) * 2.0 ** -20, np.zeros(b.shape)))
+    monkeypatch.setattr(module, "_peak", lambda *args: np.inf)      # the estimate never rules out
+    always = module.gemm_envelope(a, b, scheme, errors=(np.abs(a) * 2.0 ** -20, np.zeros(b.shape)))
+    monkeypatch.undo()
+    np.testing.assert_array_equal(skipped, always)
