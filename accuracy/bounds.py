@@ -17,7 +17,7 @@ from splitprec.dtypes import cheapest, check_precision
 
 from . import probabilistic
 from .ozaki_bound import matmul_shapes, ozaki2_gemm_bound
-from .reference import infinite_where_unbounded
+from .reference import infinite_where_unbounded, round_up as _round_up
 
 U32 = 2.0 ** -24                    # unit roundoff of float32 round-to-nearest
 U_TRUNCATE = 2.0 ** -23             # one-sided error of a truncating (tensor-core) add
@@ -46,11 +46,6 @@ def _scheme(dtype, op):
 def gamma(n, u=U32):
     """Higham's ``gamma_n = n*u / (1 - n*u)`` (Accuracy and Stability, §3.1); inf once ``n*u >= 1``."""
     return n * u / (1 - n * u) if n * u < 1 else math.inf
-
-
-def _round_up(bound, terms):
-    """Inflate a float64 sum of ``terms`` non-negative float64 roundings into an upper bound."""
-    return np.nextafter(bound * (1 + (terms + 8) * 2.0 ** -52), np.inf)
 
 
 def _rn(n, lam):

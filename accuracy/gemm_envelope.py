@@ -160,8 +160,8 @@ def gemm_envelope(a, b, dtype, engine="cpu", *, kind="rigorous", confidence=0.99
         bound = product                          # the products' own buffer, added to in place
         bound += _lines(w, rows, cols, scale_a, scale_b, k, absolute)
         bound += ETA32 if pow2 else 0.0
-        bound *= 1 + (2 * k + 4 * d.terms ** 2 + 16) * 2.0 ** -52           # _round_up, in place
-        np.nextafter(bound, np.inf, out=bound)
+        bound *= 1 + (2 * k + 4 * d.terms ** 2 + 18) * 2.0 ** -52           # _round_up, in place
+        bound += 2.0 ** -1074
         # pow2: every |x| / s is below 2**(scale_exponent(k) + 1), so |A||B| / (s_A s_B) < k 4**(that)
         scaled_peak = k * 4.0 ** (d.scale_exponent(k) + 1) if pow2 else 0.0
         overflow = _overflow(bound, w, w_mag, g, rows, cols, scale_a, scale_b, k, lambda: np.matmul(mag_a, mag_b),

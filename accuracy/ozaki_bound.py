@@ -14,7 +14,7 @@ import numpy as np
 from splitprec.ozaki import scale_exponents
 from splitprec.ozaki_plan import ADAPTIVE, RESCUE_EXPONENT, gamma, overflow_risk, plan
 
-from .reference import infinite_where_unbounded
+from .reference import infinite_where_unbounded, round_up as _round_up
 
 U64 = 2.0 ** -53                     # float64 unit roundoff
 TINY64 = 2.0 ** -1074                # float64 subnormal spacing
@@ -42,11 +42,6 @@ def matmul_shapes(a, b, op):
     except ValueError:
         raise ValueError(f"{op}: batch dimensions do not broadcast: a has shape {a.shape}, b has shape "
                          f"{b.shape} (batch {a.shape[:-2]} against {b.shape[:-2]})") from None
-
-
-def _round_up(bound, terms):
-    """Inflate a float64 sum of ``terms`` non-negative float64 roundings into an upper bound."""
-    return np.nextafter(bound * (1 + (terms + 8) * 2.0 ** -52), np.inf)
 
 
 def _rounding_error(x, sigma):

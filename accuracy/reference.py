@@ -141,6 +141,13 @@ def _nonfinite_pattern(a, b):
                          np.where(fb, np.sign(b), b).astype(np.float64))
 
 
+def round_up(bound, terms):
+    """Inflate a float64 sum of ``terms`` non-negative float64 roundings into an upper bound: the
+    factor covers them and this product's own rounding (two more units of 2**-52), the added
+    2**-1074 a subnormal product's."""
+    return bound * (1 + (terms + 10) * 2.0 ** -52) + 2.0 ** -1074
+
+
 def infinite_where_unbounded(bound, overflow, a, b):
     """``bound`` with inf where ``overflow`` marks a possible overflow and where the exact product of
     ``a`` and ``b`` is NaN/inf (that pattern is checked apart, exactly)."""
