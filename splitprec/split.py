@@ -86,37 +86,65 @@ def split(x, dtype, *, axis=None):
     return split_held_in(x, d, axis, np.float32 if in_float32 else np.float64)
 
 
+SPLIT_BLOCK = 1 << 16    # numpy: entries per block of the elementwise steps (their temporaries stay this small)
+
+
 def split_held_in(x, d, axis, residual_dtype):
     """:func:`split` of float32 ``x`` in scheme ``d`` with the residuals held in ``residual_dtype``
-    (float32 or float64: the same parts, bit for bit; float32 needs IEEE subnormals)."""
+    (float32 or float64: the same parts, bit for bit; float32 needs IEEE subnormals). On numpy the
+    elementwise steps after the slices' exponents run in blocks along the leading axis (along the
+    slice axis for a single slice, e.g. a vector), into the parts' own arrays: the same arithmetic,
+    entry by entry, with temporaries of one block."""
     xp = namespace(x)
-    fmt = d.format
     held = residual_dtype == np.float64
-    finite = xp.isfinite(x)
-    all_finite = bool(finite.all())
-    residual = x if all_finite else xp.where(finite, x, np.float32(0))
-    residual = widen(residual) if held else residual
+    all_finite = bool(xp.isfinite(x).all())
+    clean = x if all_finite else xp.where(xp.isfinite(x), x, np.float32(0))
+    peak = _peak(widen(clean) if held else clean, axis, xp)
+    del clean
     exponent = None
-    peak = _peak(residual, axis, xp)
     if d.scaling == "pow2":
         exponent = _pow2_exponent(peak, d.scale_exponent(1 if axis is None else x.shape[axis]))
         if axis is None:
             exponent = exponent.reshape(())
-        residual = round_to(xp.ldexp(residual, -exponent), "fp32") if held else xp.ldexp(residual, -exponent)
         peak = xp.ldexp(peak, -exponent)           # exact: the scaled peak is a normal number
     # Values whose top part could round past the base format or, once unscaled, past float32 are
     # split toward zero: their parts then sum to at most |x|.
+    fmt = d.format
     top = fmt.max if exponent is None else \
-        xp.minimum(fmt.max, round_to(xp.ldexp(np.float64(_FP32_MAX), -exponent), fmt, "rz")).astype(residual.dtype)
-    any_saturated = bool((peak > top).any())
-    saturated = xp.abs(residual) > top if any_saturated else None
+        xp.minimum(fmt.max, round_to(xp.ldexp(np.float64(_FP32_MAX), -exponent), fmt, "rz")).astype(residual_dtype)
+    saturating = bool((peak > top).any())
+    if xp is not np or x.size <= SPLIT_BLOCK or x.ndim == 0:
+        return Parts(tuple(_parts(x, all_finite, d, held, exponent, top, saturating)), exponent)
+    split_axis = x.ndim - 1 if axis is None else axis % x.ndim
+    along = 0 if split_axis and x.shape[0] > 1 else split_axis     # contiguous blocks where the slices allow
+    terms = [np.empty(x.shape, np.float32) for _ in range(d.terms)]
+    step = max(1, SPLIT_BLOCK * x.shape[along] // x.size)
+    for start in range(0, x.shape[along], step):
+        block = (slice(None),) * along + (slice(start, start + step),)
+        per_slice = [v if np.ndim(v) == 0 or v.shape[along] == 1 else v[block] for v in (exponent, top)]
+        for term, part in zip(terms, _parts(x[block], all_finite, d, held, *per_slice, saturating)):
+            term[block] = part
+    return Parts(tuple(terms), exponent)
+
+
+def _parts(x, all_finite, d, held, exponent, top, saturating):
+    """The parts of float32 ``x`` given its slices' ``exponent`` (broadcast along the slice axis) and
+    saturation threshold ``top`` (:func:`split_held_in`), residuals float64 where ``held``."""
+    xp = namespace(x)
+    fmt = d.format
+    finite = None if all_finite else xp.isfinite(x)
+    residual = x if all_finite else xp.where(finite, x, np.float32(0))
+    residual = widen(residual) if held else residual
+    if exponent is not None:
+        residual = round_to(xp.ldexp(residual, -exponent), "fp32") if held else xp.ldexp(residual, -exponent)
+    saturated = xp.abs(residual) > top if saturating else None
     terms = []
     for i in range(d.terms):
         last = i + 1 == d.terms            # the residual is spent: its buffer takes the scaled copy
         scaled = xp.ldexp(residual, i * d.shift, out=residual if last and residual is not x else None) \
             if i * d.shift else residual
         part = round_to(scaled, fmt, d.rounding)
-        if any_saturated:
+        if saturating:
             part = xp.where(saturated, round_to(scaled, fmt, "rz"), part)
         if i + 1 < d.terms:
             if residual is x:
@@ -125,7 +153,7 @@ def split_held_in(x, d, axis, residual_dtype):
         terms.append(narrow(part) if held else part)
     if not all_finite:
         terms[0] = xp.where(finite, terms[0], x)
-    return Parts(tuple(terms), exponent)
+    return terms
 
 
 def merge(parts, dtype):

@@ -133,3 +133,28 @@ def test_slice_peaks_along_short_rows_equal_numpy_max(length):
     rng = np.random.default_rng(length)
     x = np.abs(rng.standard_normal((5, 3, length))).astype(np.float32) * np.float32(2.0 ** -140)
     assert np.array_equal(_slice_max(x, -1, np), x.max(axis=-1, keepdims=True))
+
+
+@given(bits=arrays(np.uint32, st.tuples(st.integers(1, 5), st.integers(1, 9), st.integers(1, 40))),
+       name=st.sampled_from(ALL_DTYPES), axis=st.sampled_from([None, -1, -2]), block=st.integers(1, 64))
+@example(bits=(np.float32([[[1e-45, -3e-39, 2.0 ** -126, 3.4e38, -1.0, 0.0, np.inf, np.nan]]]).view(np.uint32)),
+         name="fp16x3", axis=-1, block=1)
+@settings(max_examples=60, deadline=None)
+def test_split_in_blocks_gives_the_parts_of_the_whole_array(bits, name, axis, block):
+    """numpy's split runs its elementwise steps in blocks (along the leading axis, or along the slice
+    axis of a single slice): any block size gives the parts of one pass over the whole array, bit for
+    bit, on any float32 bit pattern, for every layout of slices."""
+    from splitprec import split as split_module
+    x = bits.view(np.float32)
+    for shape in (x.shape, (1, x.size), (x.size, 1)):
+        y = x.reshape(shape)
+        with np.errstate(invalid="ignore", over="ignore"):
+            saved, split_module.SPLIT_BLOCK = split_module.SPLIT_BLOCK, block
+            try:
+                blocked = split(y, name, axis=axis)
+            finally:
+                split_module.SPLIT_BLOCK = saved
+            whole = split(y, name, axis=axis)
+        for p, q in zip(blocked.terms, whole.terms):
+            assert np.array_equal(p.view(np.uint32), q.view(np.uint32))
+        assert (blocked.exponent is None and whole.exponent is None) or np.array_equal(blocked.exponent, whole.exponent)
