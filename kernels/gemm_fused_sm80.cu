@@ -20,10 +20,10 @@ constexpr int BLOCK_STEPS = 4;     // mma k-steps per promotion: 128 bytes of pa
 constexpr int MAX_K = 64;          // k of at most this: the panels hold all of it
 constexpr int MIN_BLOCKS = 3;      // blocks per SM the registers must allow: 12 warps to hide latency
 
-// Panel geometry in floats, per warp: A (16 MT rows of kp + Pads::A), then B (kp rows of 8 NT +
-// Pads::B), kp = k rounded up to whole mma steps. The pads make each fragment read hit 32 distinct
-// banks (tf32: 8 rows x 4 adjacent k of A, 4 rows x 8 adjacent n of B; bf16/fp16 read pairs of k)
-// and keep every row 16-byte aligned for cp.async. splitprec.engines.cuda.gemm_fused.shared_bytes
+// Panel geometry in floats, per warp: A (16 MT rows of kp + PAD_A), then B (kp rows of 8 NT + PAD_B),
+// kp = k rounded up to whole mma steps. The pads make each fragment read hit 32 distinct banks
+// (tf32: 8 rows x 4 adjacent k of A, 4 rows x 8 adjacent n of B; bf16/fp16 read pairs of k) and keep
+// every row 16-byte aligned for cp.async. splitprec.engines.cuda.gemm_fused.warp_shared_bytes
 // sizes the launch from the same numbers.
 template <int FMT> struct Pads { static constexpr int A = FMT == FMT_TF32 ? 4 : 8, B = FMT == FMT_TF32 ? 8 : 4; };
 
