@@ -295,3 +295,71 @@ def test_matmul_of_tracked_arrays_refuses_axes_regression():
     assert sp.matmul(a, a.T, axes=None).shape == (3, 3)
     with pytest.raises(TypeError, match=r"^matmul: axes=\[\(-2, -1\), \(-2, -1\), \(-2, -1\)\] is not supported for tracked"):
         sp.matmul(a, a.T, axes=[(-2, -1), (-2, -1), (-2, -1)])
+
+
+def test_exp_bound_covers_the_spread_where_exp_underflows_regression():
+    """``exp(a^) expm1(E)`` loses the spread where float64's ``exp(a^)`` underflows while
+    ``exp(a^ + E)`` does not: the bound there is ``exp(a^ + E)``, never below the exact error."""
+    import mpmath
+    mpmath.mp.prec = 200
+    x = sp.asarray(np.array([2.0 ** 34 + 680]), track_error=True)      # value 2**34, bound 680
+    z = np.exp(x - 2.0 ** 34 - 750.0)                                   # exp(-750) = 0; exact up to exp(-70)
+    assert z.value[0] == 0 and mpmath.mpf(float(z.error_bound[0])) >= mpmath.exp(-70)
+    for a, e in [(-743.25, 700.0), (-745.0, 1.0), (-800.0, 60.0), (-760.0, 700.0)]:
+        w = np.exp(sp.asarray(np.float32(a), track_error=True, error=e))
+        worst = mpmath.exp(mpmath.mpf(a) + mpmath.mpf(e)) - mpmath.mpf(float(w.value))
+        assert mpmath.mpf(float(w.error_bound)) >= worst, (a, e)
+
+
+def test_real_and_imaginary_parts_keep_the_complex_bound_regression():
+    x = RNG.standard_normal((2, 16)).astype(np.float32)
+    y = sp.fft.fft(tracked(x))
+    exact = np.array([exact_dft(line) for line in x])
+    for part, reference in ((y.imag, exact.imag), (np.imag(y), exact.imag), (y.real, exact.real)):
+        assert np.array_equal(part.error_bound, y.error_bound)
+        assert (np.abs(part.value - reference) <= part.error_bound).all()
+
+
+def test_modulus_of_complex_values_is_tracked_regression():
+    x = RNG.standard_normal(32).astype(np.float32)
+    y = sp.fft.fft(tracked(x))
+    modulus = np.abs(y)
+    assert not modulus.is_complex and modulus.value.dtype == np.float32
+    assert (np.abs(modulus.value - np.abs(exact_dft(x))) <= modulus.error_bound).all()
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant <= 52, reason="long double is float64 here")
+def test_long_double_input_is_rounded_once_and_bounded_regression():
+    exact = np.longdouble(1) + np.longdouble(2) ** -24 + np.longdouble(2) ** -60    # above a float32 tie
+    x = sp.asarray(np.array([exact, np.longdouble(1) + np.longdouble(2) ** -60]), track_error=True)
+    assert x.value.tolist() == [1 + 2.0 ** -23, 1.0]
+    assert (np.abs(x.value.astype(np.longdouble) - np.array([exact, 1 + np.longdouble(2) ** -60]))
+            <= x.error_bound.astype(np.longdouble)).all()
+
+
+@pytest.mark.parametrize("operation", [lambda x: np.maximum(x, float("inf")), lambda x: x / float("inf"),
+                                       lambda x: np.where(np.array([True, False]), x, float("nan"))])
+def test_infinite_or_nan_python_operands_give_unknown_bounds_regression(operation):
+    """A NaN or infinite value, or one computed from such an operand, never gets a finite bound."""
+    y = operation(tracked([1.0, 2.0]))
+    assert np.isinf(y.error_bound[~np.isfinite(y.value)]).all()
+    assert np.isinf(y.error_bound).any()
+
+
+def test_certify_takes_numpy_scalars_as_tolerances_regression():
+    x = tracked([1.0, 2.0]) * 1.5
+    assert x.certify(rtol=np.float32(1e-6), atol=np.float64(0)) is True
+    with pytest.raises(ValueError, match=r"^certify: rtol must be a non-negative number, got np.True_"):
+        x.certify(rtol=np.True_)
+
+
+def test_dask_einsum_runs_chunk_by_chunk_regression():
+    da = pytest.importorskip("dask.array")
+    a, b = RNG.uniform(1, 2, (6, 8)).astype(np.float32), RNG.uniform(1, 2, (8, 4)).astype(np.float32)
+    x = sp.asarray(da.from_array(a, chunks=(3, 4)), dtype="bf16x9", track_error=True)
+    y = da.einsum("ij,jk->ik", x, sp.asarray(da.from_array(b, chunks=(4, 2)), dtype="bf16x9", track_error=True))
+    result = y.compute(scheduler="sync")
+    assert isinstance(result, sp.TrackedArray)
+    assert (np.abs(result.value - exact_matmul(a, b)) <= result.error_bound).all()
+    with pytest.raises(TypeError, match=r"^einsum: dtype=float64 would cast a tracked result"):
+        np.einsum("ij,jk->ik", tracked(a), tracked(b), dtype=np.float64)

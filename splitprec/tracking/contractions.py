@@ -72,12 +72,17 @@ UFUNCS[np.matmul] = lambda a, b: matmul(a, b)
 
 
 @implements(np.einsum)
-def einsum(subscripts, *operands, out=None, optimize=False):
+def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
     """``np.einsum(subscripts, *operands)`` of tracked operands: pairwise tracked products, left to
-    right, after moving each operand's axes into (batch, free, summed) order (module docstring)."""
+    right, after moving each operand's axes into (batch, free, summed) order (module docstring).
+    ``dtype`` may name the result's own (float32), as dask's chunks do; ``order`` and ``casting``
+    then change nothing."""
     if out is not None or not isinstance(subscripts, str):
         raise TypeError("einsum: tracked arrays take a subscripts string and no out=; expected "
                         "e.g. np.einsum('ij,jk->ik', a, b)")
+    if dtype is not None and np.dtype(dtype) != np.float32:
+        raise TypeError(f"einsum: dtype={np.dtype(dtype)} would cast a tracked result; expected "
+                        "dtype=None or float32")
     like = next(x for x in operands if isinstance(x, TrackedArray))
     arrays = [operand(x, "einsum", f"operand {i}", like) for i, x in enumerate(operands)]
     labels, output = einsum_labels(subscripts, [x.shape for x in arrays])

@@ -16,6 +16,8 @@ The handlers live in :mod:`splitprec.tracking.elementwise` (ufuncs, ``where``),
 :mod:`~splitprec.tracking.shapes`; any other numpy function raises TypeError (run it on
 ``x.untracked`` to drop the bound explicitly).
 """
+import numbers
+
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
@@ -103,7 +105,7 @@ class TrackedArray(NDArrayOperatorsMixin):
         ``|x| >= |value| - E``. ``rtol`` and ``atol`` are non-negative numbers.
         """
         for name, tol in (("rtol", rtol), ("atol", atol)):
-            if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0:
+            if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, numbers.Real) or not tol >= 0:
                 raise ValueError(f"certify: {name} must be a non-negative number, got {tol!r}")
         xp = namespace(self._value)
         bound = readable(self._bound, xp)
@@ -138,7 +140,7 @@ class TrackedArray(NDArrayOperatorsMixin):
 
     def __setitem__(self, key, value):
         raise TypeError("TrackedArray.__setitem__: tracked arrays are immutable (a write would "
-                        "leave the bound stale); expected a new array, e.g. sp.where(mask, x, y)")
+                        "leave the bound stale); expected a new array, e.g. np.where(mask, x, y)")
 
     def __getitem__(self, key):
         from .shapes import index

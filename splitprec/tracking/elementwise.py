@@ -34,6 +34,7 @@ _FLOAT32_EXACT = frozenset([np.add, np.subtract, np.multiply, np.divide, np.sqrt
 _REAL_ONLY = frozenset([np.divide, np.sqrt, np.exp, np.log, np.sin, np.cos, np.maximum, np.minimum])
 _WIDE_RELATIVE = U + 2.0 ** -50      # float64 (complex128) evaluation, then one rounding
 BLOCK = 1 << 14                      # entries per block of a large operation on the CPU
+_FLOAT64_TINY = 2.0 ** -1022          # float64's smallest normal
 _LIBRARY = frozenset([np.exp, np.log, np.sin, np.cos, np.absolute])   # float64 library functions (hypot)
 
 
@@ -110,10 +111,18 @@ def _sqrt_rule(a, b, value, wide, xp):
 
 
 def _exp_rule(a, b, value, wide, xp):
-    """``exp(a^) expm1(E)``; ``expm1(E) <= E (1 + E)`` for ``E <= 1/2``."""
+    """``exp(a^) expm1(E)``; ``expm1(E) <= E (1 + E)`` for ``E <= 1/2``. Where ``exp(a^)`` is below
+    float64's normal range (its relative accuracy lost), ``exp(a^ + E) (1 + 2**-40) + 2**-1022``
+    instead: ``e^(a^+E)`` bounds the spread, the factor covers the sum's rounding (``|a^ + E| < 746``
+    there, or the result is 0 or inf anyway) and the function's, the term a subnormal result's."""
     e = a._bound
     growth = e * (1 + e) if bool(e.max() <= 0.5) else xp.expm1(e) * (1 + 2 * LIBM)
-    return xp.abs(wide) * (1 + 2 * LIBM) * growth
+    spread = xp.abs(wide) * (1 + 2 * LIBM) * growth
+    low = xp.abs(wide) < _FLOAT64_TINY
+    if bool(low.any()):
+        ceiling = xp.exp(a._value.astype(np.float64) + e) * (1 + 2.0 ** -40) + _FLOAT64_TINY
+        spread = xp.where(low, ceiling, spread)
+    return spread
 
 
 def _log_rule(a, b, value, wide, xp):
@@ -126,9 +135,13 @@ def _lipschitz_rule(a, b, value, wide, xp):
     return xp.minimum(a._bound, 2.0)                         # sin, cos: 1-Lipschitz, |sin| <= 1
 
 
+def _modulus_rule(a, b, value, wide, xp):
+    return a._bound                                          # complex |z|: ||z^| - |z|| <= |z^ - z|
+
+
 RULES = {np.add: _sum_rule, np.subtract: _sum_rule, np.multiply: _product_rule, np.divide: _quotient_rule,
          np.sqrt: _sqrt_rule, np.exp: _exp_rule, np.log: _log_rule, np.sin: _lipschitz_rule,
-         np.cos: _lipschitz_rule}
+         np.cos: _lipschitz_rule, np.absolute: _modulus_rule}
 
 
 def _propagated(ufunc, arrays, value, wide, xp):

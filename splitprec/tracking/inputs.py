@@ -3,10 +3,12 @@
 A tracked input keeps what it was given as the exact value: float32, float16 and complex64 data
 (and integers float32 holds) enter with bound 0; float64, complex128 and Python floats are rounded
 to nearest float32 (complex64) and enter with the exact rounding error ``|x - fl32(x)|`` as their
-bound (the difference of a double and its nearest float is itself a double), so nothing is rounded
-without the bound saying so. ``error=`` adds a bound the caller knows for the given data.
+bound (the difference of a double and its nearest float is itself a double; long doubles round
+once, directly, and their error is rounded up to float64), so nothing is rounded without the
+bound saying so. NaN and infinite data enter with an unknown (NaN) bound. ``error=`` adds a bound the caller knows for the given data.
 """
 import functools
+import math
 import numbers
 
 import numpy as np
@@ -49,10 +51,13 @@ def rounded(x, op, name):
     if kind in "iu" and x.size and int(xp.abs(x.astype(np.float64)).max()) > _EXACT_INTEGERS:
         raise TypeError(f"{op}: {name} holds integers beyond 2**53, which float64 cannot hold "
                         "exactly; expected integers of at most 2**53 in magnitude (or float data)")
-    wide = x.astype(np.complex128 if kind == "c" else np.float64)
+    wide = x.astype(np.result_type(x.dtype, np.complex128 if kind == "c" else np.float64))
     with np.errstate(over="ignore", invalid="ignore"):
         value = wide.astype(target)
         bound = xp.abs(wide - value.astype(wide.dtype))
+    if bound.dtype != np.float64:              # long double: its exact error, rounded up to float64
+        narrow = bound.astype(np.float64)
+        bound = xp.where(narrow < bound, np.nextafter(narrow, np.inf), narrow)
     return value, bound                        # NaN for NaN or infinite data: unknown
 
 
@@ -61,7 +66,7 @@ def operand(x, op, name, like):
     (arrays must already be there; Python data moves), with the bound of its rounding."""
     if isinstance(x, TrackedArray):
         return x
-    if type(x) is float and float(np.float32(x)) == x and device_name(like._value) == "cpu":
+    if type(x) is float and math.isfinite(x) and float(np.float32(x)) == x and device_name(like._value) == "cpu":
         return TrackedArray._wrap(np.array(x, np.float32), _ZERO, like._dtype, None)
     value, bound = rounded(x, op, name)
     if isinstance(x, (np.ndarray, SplitArray)) or is_cupy(x):

@@ -41,15 +41,20 @@ for _name in ("reshape", "transpose", "swapaxes", "squeeze", "expand_dims", "bro
     implements(getattr(np, _name))(_shape_function(_name))
 
 
+def _component(val, value):
+    """A real component ``value`` of complex ``val`` with ``val``'s bound (it bounds each component)."""
+    return TrackedArray._wrap(value, val._bound, val._dtype, val._confidence)
+
+
 @implements(np.real)
 def _real(val):
-    return _same(val, lambda v: v.real.copy() if v.dtype == np.complex64 else v)
+    return _component(val, val._value.real.copy()) if val.is_complex else val
 
 
 @implements(np.imag)
 def _imag(val):
     if val.is_complex:
-        return _same(val, lambda v: v.imag.copy())
+        return _component(val, val._value.imag.copy())
     return TrackedArray._wrap(np.zeros_like(val._value), np.zeros_like(val._bound), val._dtype, val._confidence)
 
 
