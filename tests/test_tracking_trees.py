@@ -4,7 +4,8 @@ entry of every tree lies within value +- error_bound.
 Hypothesis draws TREES_IN_CI trees (depth <= 6) of the tracked operations (elementwise, where,
 sums and means over the last axis, products by a matrix, a reversed axis) on float32 and float64
 inputs spanning float32's binades (some with a caller's ``error=`` and the exact value at an end or
-inside of that interval), shapes up to 64 entries. Each node is evaluated exactly:
+inside of that interval), shapes up to 64 entries, and Python numbers as second operands (any
+double, NaN and inf included). Each node is evaluated exactly:
 rational operations in fractions.Fraction, sqrt/exp/log/sin/cos in a local mpmath context at
 3000 bits. An entry whose exact value is undefined (a division by 0, log of a non-positive
 number, sqrt of a negative one) must have an infinite bound; entries below a node whose bound is
@@ -111,13 +112,16 @@ def _reduce(exact, bound, mean):
     return _known(total, bound)
 
 
-def _evaluate(node, leaves, matrices, masks, scheme):
+def _evaluate(node, leaves, scalars, matrices, masks, scheme):
     """``(TrackedArray, exact object array)`` of ``node``."""
     kind = node[0]
     if kind == "leaf":
         tracked, exact = leaves[node[1]]
         return tracked, exact
-    name, children = node[1], [_evaluate(c, leaves, matrices, masks, scheme) for c in node[2:]]
+    if kind == "scalar":
+        number = scalars[node[1]]
+        return number, np.array(Fraction(number) if math.isfinite(number) else UNKNOWN, object)
+    name, children = node[1], [_evaluate(c, leaves, scalars, matrices, masks, scheme) for c in node[2:]]
     (a, exact_a) = children[0]
     if name == "sum" or name == "mean":
         result = getattr(a, name)(axis=-1, keepdims=True)
@@ -151,6 +155,8 @@ def trees(draw, depth=MAX_DEPTH):
     name = draw(st.sampled_from(BINARY))
     if name in ("matmul", "where"):
         return ("op", name, draw(trees(depth=depth - 1)), ("leaf", draw(st.integers(0, 1))))
+    if draw(st.integers(0, 4)) == 0:                                          # a Python number
+        return ("op", name, draw(trees(depth=depth - 1)), ("scalar", draw(st.integers(0, 1))))
     return ("op", name, draw(trees(depth=depth - 1)), draw(trees(depth=depth - 1)))
 
 
@@ -188,7 +194,9 @@ def problems(draw):
         data = _binades(draw, (cols, cols), np.float32)
         matrices.append((sp.asarray(data, dtype=scheme, track_error=True), _exact_input(data)))
     masks = [draw(hnp.arrays(np.bool_, shape)) for _ in range(2)]
-    return draw(trees()), leaves, matrices, masks, scheme
+    scalars = [draw(st.one_of(st.floats(width=32), st.floats(), st.sampled_from([0.1, -750.0, 700.0, 1e-40])))
+               for _ in range(2)]
+    return draw(trees()), leaves, scalars, matrices, masks, scheme
 
 
 def _violations(tracked, exact):
@@ -196,10 +204,10 @@ def _violations(tracked, exact):
     bad = []
     for index in np.ndindex(value.shape):
         e, b, v = exact[index], bound[index], value[index]
-        if isinstance(e, float) or not math.isfinite(b):
+        if not math.isfinite(b):
             continue
-        if not math.isfinite(v) or abs(_mp(e) - CTX.mpf(v)) > CTX.mpf(b):
-            bad.append((index, e, v, b))
+        if not math.isfinite(v) or not isinstance(e, float) and abs(_mp(e) - CTX.mpf(v)) > CTX.mpf(b):
+            bad.append((index, e, v, b))                  # a NaN or inf value needs an infinite bound
     return bad
 
 
@@ -207,6 +215,6 @@ def _violations(tracked, exact):
                                                                           HealthCheck.data_too_large])
 @given(problems())
 def test_tracked_tree_exact_result_within_bound(problem):
-    tree, leaves, matrices, masks, scheme = problem
-    tracked, exact = _evaluate(tree, leaves, matrices, masks, scheme)
+    tree, leaves, scalars, matrices, masks, scheme = problem
+    tracked, exact = _evaluate(tree, leaves, scalars, matrices, masks, scheme)
     assert _violations(tracked, exact) == []
