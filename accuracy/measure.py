@@ -25,6 +25,7 @@ import splitprec
 
 from .bounds import gemm_bound, schemes as bounded_schemes
 from .fft_bounds import fft_bound, rfft_bound
+from .ozaki_bound import matmul_shapes
 from .reference import _nonfinite_pattern, exact_dft, exact_matmul
 
 TARGET_OF_DTYPE = {"float16": "float32", "float32": "float32", "float64": "float64"}
@@ -381,7 +382,9 @@ def check(a, b, schemes=None, *, engine="cpu"):
         float32 with an fp64 scheme, or neither float32 nor float64), before anything is computed;
         ``schemes`` neither a string nor an iterable of names.
     ValueError
-        An unknown scheme name in ``schemes``, an unknown ``engine``, or an operand of ndim < 2.
+        An unknown scheme name in ``schemes``, an unknown ``engine``, an operand of ndim < 2, or
+        shapes that do not multiply (inner dimensions that differ, batch dimensions that do not
+        broadcast).
     RuntimeError
         ``engine="gpu"`` where no CUDA GPU is usable.
 
@@ -400,14 +403,14 @@ def check(a, b, schemes=None, *, engine="cpu"):
     'float64'
     """
     check_engine(engine, "check")
-    if _is_dask(a) or _is_dask(b):
-        return _check_sampled(a, b, None if schemes is None else scheme_names(schemes, "check"), engine)
-    a = np.asarray(a)
-    b = np.asarray(b)
+    a, b = (x if _is_dask(x) else np.asarray(x) for x in (a, b))
     for label, x in (("a", a), ("b", b)):
         if x.ndim < 2:
             raise ValueError(f"check: {label} has shape {x.shape}; expected a matrix or a stack of "
                              "matrices (ndim >= 2)")
+    matmul_shapes(a, b, "check")
+    if _is_dask(a) or _is_dask(b):
+        return _check_sampled(a, b, None if schemes is None else scheme_names(schemes, "check"), engine)
     if schemes is None:
         names = gemm_schemes(TARGET_OF_DTYPE.get(a.dtype.name, "float32"))
     else:

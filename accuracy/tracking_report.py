@@ -4,7 +4,8 @@
 elementwise steps, values kept in ``[1, 4]``) on tracked arrays and on float128 (numpy's longdouble,
 64-bit significand) copies of the same inputs, and returns, per step, the median over entries of
 ``bound / actual error`` (entries with a zero actual error left out). :func:`section` formats both
-modes for ``splitprec report`` (docs/tracking.md, "Tightness").
+modes for ``splitprec report``, on bf16x9 or on the float32-target schemes of its ``--schemes``
+(docs/tracking.md, "Tightness").
 """
 import numpy as np
 
@@ -43,8 +44,20 @@ def chain_tightness(chain, track_error=True, dtype="bf16x9", shape=(16, 64), see
     return rows
 
 
-def section(dtype="bf16x9"):
-    """The report's text: per step, the median bound / actual error, rigorous and probabilistic."""
+def section(schemes=None):
+    """The report's text: per float32-target scheme of ``schemes`` (those tracked arrays hold; None:
+    bf16x9) and per step, the median bound / actual error, rigorous and probabilistic; one line
+    saying the section is left out when ``schemes`` holds none."""
+    if schemes is None:
+        schemes = ["bf16x9"]
+    tracked = [name for name in dict.fromkeys(schemes) if splitprec.dtype(name).target == "float32"]
+    if not tracked:
+        return (f"Tracked error bounds: left out; tracked arrays hold float32-target schemes and none "
+                f"was asked for ({', '.join(schemes)})")
+    return "\n\n".join(_scheme_section(name) for name in tracked)
+
+
+def _scheme_section(dtype):
     lines = [f"Tracked error bounds ({dtype}, 16 x 64 values, docs/tracking.md): median over entries "
              "of bound / actual error after each step of two chains of ten operations"]
     for title, chain in CHAINS.items():

@@ -40,6 +40,9 @@ from ._fftconvolve import _conv_axes
 from .array.core import SplitArray, promote
 from .formats import narrow, widen
 
+__all__ = ["asarray", "fft", "matmul"]
+__dir__ = functools.partial(sorted, __all__)       # dir() shows the public names only
+
 register_chunk_type(SplitArray)     # dask, not SplitArray, handles e.g. ``dask_array * split_array``
 
 _CHUNKS = {"cpu": "numpy chunks (cpu)", "gpu": "cupy chunks (gpu)"}

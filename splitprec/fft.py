@@ -66,7 +66,7 @@ the rest of the family in ``tests/test_fft_family.py``.
 from __future__ import annotations
 
 import functools
-import numbers
+import operator
 import os
 import warnings
 from collections.abc import Sequence
@@ -352,8 +352,8 @@ def __ua_function__(method, args, kwargs):
     ``method`` runs here when splitprec has it and ``x`` is a numpy or cupy array of float32 or
     complex64 (float32 only for ``rfft*`` and ``ihfft``), with scipy's ``n``/``s``, ``axis``/``axes``
     (``s`` without ``axes``: the last ``len(s)`` axes, scipy's rule) and ``norm``; ``overwrite_x``
-    is accepted and ignored, ``workers`` checked as scipy checks it (an int, not 0 and not below
-    ``-os.cpu_count()``) and then ignored. Anything else (other dtypes, lists, ``plan=``, the
+    is accepted and ignored, ``workers`` checked as scipy checks it (an int or a bool, not 0 and not
+    below ``-os.cpu_count()``) and then ignored. Anything else (other dtypes, lists, ``plan=``, the
     transforms splitprec lacks: dct, dst, hfftn, fht, ...) returns NotImplemented, so scipy runs
     its next backend."""
     ours = globals()[method.__name__] if method.__name__ in _TRANSFORMS else None
@@ -375,11 +375,16 @@ def __ua_function__(method, args, kwargs):
 
 
 def _check_workers(workers, op):
-    """scipy.fft's rule for ``workers``: None, or a nonzero int not below ``-os.cpu_count()``."""
+    """scipy.fft's rule for ``workers``: None, or an integer, nonzero and not below
+    ``-os.cpu_count()``. Bools are integers to scipy (``True`` is 1; ``False`` is 0, refused), numpy's
+    included: its C++ layer converts ``numpy.bool_`` by ``int()``, which ``operator.index`` refuses."""
     if workers is None:
         return
-    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral):
-        raise TypeError(f"{op}: workers must be an int, got {workers!r} of type {type(workers).__name__}")
-    if workers == 0 or workers < -(os.cpu_count() or 1):
+    try:
+        count = int(workers) if isinstance(workers, np.bool_) else operator.index(workers)
+    except TypeError:
+        raise TypeError(f"{op}: workers must be an int, got {workers!r} of type "
+                        f"{type(workers).__name__}") from None
+    if count == 0 or count < -(os.cpu_count() or 1):
         raise ValueError(f"{op}: workers={workers!r} is out of range; expected a positive int, or a "
                          f"negative one down to -os.cpu_count() = {-(os.cpu_count() or 1)} (scipy's rule)")

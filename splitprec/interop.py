@@ -2,7 +2,8 @@
 
 Members: :func:`read` (operands as numpy/cupy arrays, and how to give a result back in their
 library), :func:`target_of` (the target an operand's dtype asks for), :func:`exact` (an operand as
-the target dtype, never rounded), :func:`write` (a result into ``out=``).
+the target dtype, never rounded), :func:`write` (a result into ``out=``), :func:`writable` (the
+check, naming ``out``, that it is not read-only).
 
 In
     numpy and cupy arrays are used as they are. An object with ``__dlpack__`` (a torch tensor, a jax
@@ -30,12 +31,16 @@ Values (the same in ``matmul``, the ffts and ``asarray``)
 """
 from __future__ import annotations
 
+import functools
 import numbers
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
 from ._backend import gpu_module, is_cupy, namespace
+
+__all__ = ["Operand", "exact", "read", "target_of", "writable", "write"]
+__dir__ = functools.partial(sorted, __all__)       # dir() shows the public names only
 
 # Anything read() takes: numpy/cupy arrays, DLPack or __cuda_array_interface__ objects, lists,
 # tuples, Python scalars, SplitArrays.
@@ -223,7 +228,13 @@ def write(y, out, op):
     if tuple(out.shape) != tuple(y.shape):
         raise ValueError(f"{op}: out has shape {tuple(out.shape)}; expected the result's shape "
                          f"{tuple(y.shape)}")
-    if not getattr(getattr(out, "flags", None), "writeable", True):
-        raise ValueError(f"{op}: out is read-only; expected a writable array")
+    writable(out, op)
     out[...] = y
     return out
+
+
+def writable(out, op):
+    """A ValueError naming ``out`` when the array ``out`` is read-only (numpy's own error does not
+    name it); anything without numpy's ``writeable`` flag (cupy arrays, None) passes."""
+    if not getattr(getattr(out, "flags", None), "writeable", True):
+        raise ValueError(f"{op}: out is read-only; expected a writable array")

@@ -38,6 +38,9 @@ from .engines.reference import gemm as reference_gemm
 from .interop import Array, ArrayLike
 from .split import Parts
 
+__all__ = ["matmul"]
+__dir__ = functools.partial(sorted, __all__)       # dir() shows the public names only
+
 
 def _scheme(dtype, precision, op, on_gpu=False, target="float32"):
     """The scheme of a product: ``dtype``, else the ``precision`` class's pick, else the default for

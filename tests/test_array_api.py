@@ -174,6 +174,24 @@ def test_asarray_of_a_foreign_tensor_reads_it_through_dlpack_regression():
     assert type(xp.asarray(torch.ones(2))) is sp.SplitArray
 
 
+def test_asarray_takes_bfloat16_as_sp_asarray_does_regression():
+    """``xp.asarray`` of bfloat16 data raised "dtype bfloat16 is not supported by splitprec.array_api"
+    while ``sp.asarray`` widened it exactly, as both do float16."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    data = np.array([1.5, -2.0**-133, 3.0e38, np.inf], dtype=ml_dtypes.bfloat16)   # subnormal, near max
+    for x in (data, ForeignTensor(data), np.float16([1.5, -2.0**-24])):
+        got = xp.asarray(x)
+        expected = sp.asarray(getattr(x, "_array", x))
+        assert type(got) is sp.SplitArray and got.dtype == expected.dtype
+        assert np.array_equal(got.to_numpy(), expected.to_numpy())
+    assert np.array_equal(xp.asarray(data).to_numpy(), data.astype(np.float32))       # exact widening
+    assert xp.asarray(data, dtype="bf16x9").dtype == "bf16x9"
+    with pytest.raises(ValueError, match=r"^asarray: copy=False but the result needs a copy"):
+        xp.asarray(data, copy=False)
+    jnp = pytest.importorskip("jax.numpy")
+    assert np.array_equal(xp.asarray(jnp.asarray(data)).to_numpy(), data.astype(np.float32))
+
+
 def test_dtype_functions_follow_the_standard():
     x = xp.asarray([1.0], dtype="bf16x9")
     assert xp.finfo(x).eps == np.finfo(np.float32).eps and xp.finfo(xp.float32).bits == 32

@@ -257,3 +257,67 @@ def test_a_read_only_splitarray_out_is_refused_naming_out_regression():
     for call in (lambda: np.add(out, out, out=out), lambda: np.sum(np.ones((2, 3), np.float32), axis=0, out=out)):
         with pytest.raises(ValueError, match=r"^(add|sum): out is read-only"):
             call()
+
+
+def test_a_read_only_numpy_out_is_refused_naming_out_regression():
+    """numpy ufuncs and functions on SplitArrays gave numpy's "output array is read-only", which
+    does not name ``out``; ``sp.matmul`` and ``np.sum`` named it."""
+    a = sp.asarray(X, dtype="tf32x3")
+    out = np.zeros(X.shape, np.float32)
+    out.flags.writeable = False
+    for op, call in (("add", lambda: np.add(a, a, out=out)), ("sqrt", lambda: np.sqrt(a, out=out)),
+                     ("multiply", lambda: np.multiply(a, 2, out=out)), ("cumsum", lambda: np.cumsum(a, axis=0, out=out)),
+                     ("cumsum", lambda: np.cumsum(a, 0, None, out)), ("clip", lambda: np.clip(a, 0, 1, out=out)),
+                     ("add.accumulate", lambda: np.add.accumulate(a, out=out)),
+                     ("max", lambda: np.max(a, axis=0, out=out[0])), ("sum", lambda: np.sum(a, axis=0, out=out[0])),
+                     ("sum", lambda: np.sum(a, axis=0, dtype=np.float64, out=out[0])),
+                     ("matmul", lambda: sp.matmul(X, np.eye(6, dtype=np.float32), out=out))):
+        with pytest.raises(ValueError, match=rf"^{op}: out is read-only; expected a writable array"):
+            call()
+    assert not out.any()
+
+
+def test_a_splitarray_out_given_by_position_is_seen_by_the_split_cache_regression():
+    """``np.cumsum(a, 0, None, out)`` wrote the SplitArray ``out``'s storage directly: its cached split
+    stayed, and ``out @ v`` used the old values."""
+    a, v = sp.asarray(X, dtype="bf16x9"), np.ones(6, np.float32)
+    for call, expected in ((lambda out: np.cumsum(a, 0, None, out), np.cumsum(X, 0)),
+                           (lambda out: np.clip(a, 0, 1, out), np.clip(X, 0, 1)),
+                           (lambda out: np.round(a, 1, out), np.round(X, 1))):
+        out = sp.zeros(X.shape, dtype="bf16x9")
+        out @ v                                              # caches the split of zeros
+        assert call(out) is out and np.array_equal(out.to_numpy(), expected)
+        assert np.array_equal(np.asarray(out @ v), sp.matmul(expected, v, dtype="bf16x9"))
+    with pytest.raises(TypeError, match=r"^cumsum: the result has dtype float64; out is a SplitArray"):
+        np.cumsum(a, 0, np.float64, sp.zeros(X.shape, dtype="bf16x9"))
+
+
+def test_overwrite_input_leaves_a_splitarray_unwritten_regression():
+    """``np.median(a, overwrite_input=True)`` reordered ``a``'s storage in place, its split left stale."""
+    v = np.ones(6, np.float32)
+    for call in (lambda a: np.median(a, overwrite_input=True), lambda a: np.percentile(a, 30, None, None, True),
+                 lambda a: np.quantile(a, 0.3, axis=1, overwrite_input=True)):
+        a = sp.asarray(X, dtype="bf16x9")
+        a @ v
+        assert np.array_equal(np.asarray(call(a)), call(X.copy()))
+        assert np.array_equal(a.to_numpy(), X) and np.array_equal(np.asarray(a @ v), sp.matmul(X, v, dtype="bf16x9"))
+
+
+def test_dot_and_outer_take_out_as_matmul_does_regression():
+    """``np.dot(x, y, out=s)`` raised "option(s) out not supported" while ``np.matmul`` took it."""
+    a, b = sp.asarray(X, dtype="tf32x3"), sp.asarray(Y.T, dtype="tf32x3")
+    for operands in ((a, b), (X, Y.T), (a[0], b[:, 0]), (a, b[:, 0])):
+        expected = np.asarray(sp.matmul(*operands, dtype="tf32x3"))
+        out = sp.zeros(expected.shape, dtype="tf32x3")
+        assert np.dot(*operands, out=out) is out and np.array_equal(out.to_numpy(), expected)
+    out = sp.zeros(X.shape, dtype="tf32x3")
+    assert np.dot(a, 2, out=out) is out and np.array_equal(out.to_numpy(), X * 2)
+    into = sp.zeros((6, 4), dtype="tf32x3")
+    assert np.outer(a[0], b[0], out=into) is into and np.array_equal(into.to_numpy(), np.outer(a[0], b[0]).to_numpy())
+    for call in (np.dot, np.matmul):
+        with pytest.raises(TypeError, match=rf"^{call.__name__}: out must be a SplitArray, got ndarray"):
+            call(a, b, out=np.zeros((4, 4), np.float32))
+        with pytest.raises(ValueError, match=rf"^{call.__name__}: out has shape \(4, 3\) but the result has shape \(4, 4\)"):
+            call(a, b, out=sp.zeros((4, 3), dtype="tf32x3"))
+        with pytest.raises(TypeError, match=rf"^{call.__name__}: the result has scheme tf32x3 but out has scheme bf16x9"):
+            call(a, b, out=sp.zeros((4, 4), dtype="bf16x9"))

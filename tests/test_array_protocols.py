@@ -159,6 +159,32 @@ def test_pickle_with_out_of_band_buffers_is_a_copy_regression(write_copy):
     assert product_is_fresh(a, x) and product_is_fresh(back, x)
 
 
+@pytest.mark.parametrize("take", [lambda a: a, lambda a: a.T, lambda a: a[1:]], ids=["array", "T", "slice"])
+def test_pickle_out_of_band_buffers_are_read_only_regression(take):
+    """Protocol 5 handed ``buffer_callback`` writable buffers of the storage and of the cached parts:
+    writing through one changed the array with its split left stale."""
+    a, x = sp.asarray(randn(4, 4), dtype="bf16x9"), sp.asarray(randn(4, 2), dtype="bf16x9")
+    view = take(a)
+    view @ x
+    before = a.to_numpy()
+    buffers = []
+    data = pickle.dumps(view, protocol=5, buffer_callback=buffers.append)
+    assert len(buffers) > 1                               # the value and the cached parts
+    for buffer in buffers:
+        assert buffer.raw().readonly
+        with pytest.raises(ValueError, match="read-only"):
+            np.frombuffer(buffer.raw(), np.uint8)[:] = 7
+        with pytest.raises(ValueError, match="cannot set WRITEABLE flag to True"):
+            np.frombuffer(buffer, np.uint8).flags.writeable = True
+    assert np.array_equal(a.to_numpy(), before) and product_is_fresh(view, x)
+    back = pickle.loads(data, buffers=buffers)
+    assert np.array_equal(back.to_numpy(), view.to_numpy()) and not np.shares_memory(np.asarray(back), np.asarray(a))
+    back[...] = 1.0
+    assert np.array_equal(a.to_numpy(), before) and product_is_fresh(back, x)
+    a[...] = 2.0
+    assert np.array_equal(back.to_numpy(), np.ones(view.shape, np.float32)) and product_is_fresh(view, x)
+
+
 # -- scalars, containment, truth, comparisons --------------------------------------------------------
 
 def test_scalar_conversions_follow_numpy():

@@ -1,6 +1,7 @@
 """``splitprec report`` argument checks: --out, --sizes, --force, --schemes and --help."""
 import json
 import os
+import re
 
 import pytest
 
@@ -67,14 +68,23 @@ def test_help_names_force_and_the_file_to_open(capsys):
     assert "report.html (open this)" in text
 
 
-@pytest.mark.parametrize("asked", ["bf16x9,tf32x3", "ozaki2_int8_adaptive", "bf16x9,bf16x9,tf32"])
+@pytest.mark.parametrize("asked", ["bf16x9,tf32x3", "ozaki2_int8_adaptive", "bf16x9,bf16x9,tf32",
+                                   "tf32,ozaki2_int8_adaptive"])
 def test_schemes_runs_exactly_the_schemes_asked_for_regression(asked, tmp_path, capsys):
+    """The tracked-bounds section ran on bf16x9 whatever --schemes asked for."""
     status = cli.main(["report", "--quick", "--schemes", asked, "--ops", "gemm", "--sizes", "16",
                        "--out", str(tmp_path), "--no-plots"])
     assert status == 0
     rows = json.loads((tmp_path / "report.json").read_text())["measurements"]
     assert {row["scheme"] for row in rows} == set(asked.split(","))
-    assert "added" not in capsys.readouterr().err
+    printed = capsys.readouterr()
+    assert "added" not in printed.err
+    float32 = [name for name in dict.fromkeys(asked.split(",")) if name in gemm_schemes("float32")]
+    for text in (printed.out, (tmp_path / "report.md").read_text()):
+        assert re.findall(r"^Tracked error bounds \((\w+),", text, re.MULTILINE) == float32
+        left_out = ("\nTracked error bounds: left out; tracked arrays hold float32-target schemes and "
+                    f"none was asked for ({asked})\n")
+        assert (left_out in text) == (not float32)
 
 
 def test_help_lists_every_bounded_scheme_the_adaptive_one_included_regression(capsys):

@@ -1,5 +1,6 @@
 """The API reference (docs/api, Sphinx + numpydoc over the public docstrings) builds without a
 single warning, the docs pages the README links to exist, and the docs' examples run from any folder."""
+import contextvars
 import pathlib
 import re
 import shutil
@@ -44,3 +45,23 @@ def test_docs_examples_run_from_another_working_directory_regression(tmp_path):
     script = re.search(r"```python\n(.*?)```", (ROOT / "docs" / "dask.md").read_text(), re.S).group(1)
     dask_example = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True)
     assert dask_example.returncode == 0, dask_example.stderr[-4000:]
+
+
+# Where the docs name the scheme a call that names none runs: (page, pattern of the name, target).
+DOCUMENTED_DEFAULTS = [
+    ("docs/conventions.md", r"float64\s+operands\s+the\s+float64\s+default\s+\(`precision=\"fp64\"`:\s+`(\w+)`",
+     "float64"),
+    ("README.md", r"`(\w+)`,\s+the\s+float64\s+default", "float64"),
+    ("docs/arrays.md", r"new\s+float32\s+arrays\s+get\s+the\s+default\s+scheme\s+\(`(\w+)`\)", "float32"),
+    ("docs/fft.md", r"\(default\s+`(\w+)`,\s+the\s+cheapest\s+fp32-class\s+scheme\)", "float32"),
+]
+
+
+@pytest.mark.parametrize("page, pattern, target", DOCUMENTED_DEFAULTS)
+def test_docs_name_the_default_scheme_the_code_runs_regression(page, pattern, target):
+    """docs/conventions.md named the float64 default and no test compared it with the code's."""
+    from splitprec._defaults import resolve
+    stated = re.findall(pattern, (ROOT / page).read_text())
+    assert stated, f"{page} no longer names the {target} default as {pattern!r} expects"
+    built_in = contextvars.Context().run(resolve, None, None, target=target, op="default")   # no default set
+    assert set(stated) == {built_in.name}

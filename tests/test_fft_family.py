@@ -208,6 +208,10 @@ def test_scipy_backend_takes_scipys_positional_arguments_and_s_rule():
     (0, ValueError, r"^fft: workers=0 is out of range; expected a positive int"),
     (-(os.cpu_count() or 1) - 1, ValueError, r"^fft: workers=-\d+ is out of range"),
     (1.5, TypeError, r"^fft: workers must be an int, got 1.5"),
+    (np.float64(2.0), TypeError, r"^fft: workers must be an int, got .* of type float64$"),
+    ("1", TypeError, r"^fft: workers must be an int, got '1'"),
+    (False, ValueError, r"^fft: workers=False is out of range"),
+    (np.False_, ValueError, r"^fft: workers=\S*False\S* is out of range"),
 ])
 def test_scipy_backend_checks_workers_as_scipy_regression(workers, error, match):
     """``workers=0`` was accepted silently; scipy raises ValueError."""
@@ -218,6 +222,15 @@ def test_scipy_backend_checks_workers_as_scipy_regression(workers, error, match)
         scipy_fft.fft(x, workers=workers)
     with scipy_fft.set_backend(sp.fft, only=True):
         np.testing.assert_array_equal(scipy_fft.fft(x, workers=-1), sp.fft.fft(x))
+
+
+@pytest.mark.parametrize("workers", [True, np.True_, np.int64(2), np.uint8(1), -1])
+def test_scipy_backend_takes_the_workers_scipy_takes_regression(workers):
+    """``workers=True`` raised TypeError; scipy takes bools as ints (True is 1)."""
+    x = np.ones(8, np.complex64)
+    scipy_fft.fft(x, workers=workers)                                       # scipy's own rule: accepted
+    with scipy_fft.set_backend(sp.fft, only=True):
+        np.testing.assert_array_equal(scipy_fft.fft(x, workers=workers), sp.fft.fft(x))
 
 
 @pytest.mark.parametrize("call", [

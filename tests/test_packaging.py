@@ -98,10 +98,17 @@ def test_public_functions_are_annotated(function):
     assert all(p.annotation is not inspect.Parameter.empty for p in signature.parameters.values())
 
 
-@pytest.mark.parametrize("module", ["splitprec", "splitprec.fft", "splitprec.array_api", "splitprec.array_api.linalg",
-                                    "splitprec.accuracy"])
+# The public modules: the package, the families and layers the docs name, and the harness.
+PUBLIC_MODULES = ["splitprec", "splitprec.fft", "splitprec.linalg", "splitprec.interop", "splitprec.array_api",
+                  "splitprec.array_api.linalg", "splitprec.accuracy",
+                  pytest.param("splitprec.dask", marks=pytest.mark.skipif(
+                      importlib.util.find_spec("dask") is None, reason="needs dask (splitprec[dask])"))]
+
+
+@pytest.mark.parametrize("module", PUBLIC_MODULES)
 def test_public_modules_list_their_public_names_only_regression(module):
-    """``dir(sp.fft)`` listed ``Array``, ``Literal``, ``functools``, ``dask_layer`` and more."""
+    """``dir(sp.fft)`` listed ``Array``, ``Literal``, ``functools``, ``dask_layer`` and more, and
+    ``dir(sp.linalg)``, ``dir(sp.dask)`` and ``dir(sp.interop)`` their imports and helpers."""
     public = importlib.import_module(module)
     names = set(dir(public))
     assert set(public.__all__) <= names and all(hasattr(public, name) for name in names)

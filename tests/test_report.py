@@ -252,6 +252,18 @@ def test_check_of_a_vector_names_check_and_the_operand_regression(a, b, label):
         check(a, b, "bf16x9")
 
 
+@pytest.mark.parametrize("a_shape, b_shape, message", [
+    ((3, 4), (3, 4), r"^check: inner dimensions differ: a has shape \(3, 4\), b has shape \(3, 4\)$"),
+    ((2, 3, 4), (5, 4, 2), r"^check: batch dimensions do not broadcast: a has shape \(2, 3, 4\), b has shape "
+                           r"\(5, 4, 2\)"),
+])
+@pytest.mark.parametrize("schemes", [None, "bf16x9"])
+def test_check_of_shapes_that_do_not_multiply_names_check_regression(a_shape, b_shape, message, schemes):
+    """``check`` of shapes that do not multiply raised ``exact_matmul: inner dimensions differ``."""
+    with pytest.raises(ValueError, match=message):
+        check(np.ones(a_shape, np.float32), np.ones(b_shape, np.float32), schemes)
+
+
 def test_check_on_the_gpu_engine_without_a_gpu_says_so_regression(monkeypatch):
     monkeypatch.setattr(accuracy.measure, "gpu_available", lambda: False)
     a = np.ones((2, 3), np.float32)

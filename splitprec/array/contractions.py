@@ -225,9 +225,9 @@ def _tensordot_labels(a, b, axes, op):
     return "".join(sub_a), "".join(sub_b), "".join(sub_out)
 
 
-def _pair(a, b, axes, op):
-    a, b = _operands((a, b), op)
-    return finish(contract(a, b, *_tensordot_labels(a, b, axes, op), op))
+def _pair(a, b, axes, op, out=None):
+    a, b = _operands((a, b), op, out)
+    return _finished(contract(a, b, *_tensordot_labels(a, b, axes, op), op), out, op)
 
 
 @implements(np.tensordot, getattr(np.linalg, "tensordot", None))
@@ -237,10 +237,9 @@ def _tensordot(a, b, axes=2):
 
 @implements(np.dot)
 def _dot(a, b, out=None):
-    no_options("dot", {"out": out})
     if np.ndim(a) == 0 or np.ndim(b) == 0:
-        return np.multiply(a, b)
-    return _pair(a, b, ([-1], [max(np.ndim(b) - 2, 0)]), "dot")
+        return np.multiply(a, b, out=out)
+    return _pair(a, b, ([-1], [max(np.ndim(b) - 2, 0)]), "dot", out)
 
 
 @implements(np.inner)
@@ -260,9 +259,8 @@ def _vdot(a, b):
 
 @implements(np.outer, getattr(np.linalg, "outer", None))
 def _outer(a, b, out=None):
-    no_options("outer", {"out": out})
-    a, b = _operands((a, b), "outer")
-    return finish(run_einsum("i,j->ij", [a.reshape(-1), b.reshape(-1)], "outer"))
+    a, b = _operands((a, b), "outer", out)
+    return _finished(run_einsum("i,j->ij", [a.reshape(-1), b.reshape(-1)], "outer"), out, "outer")
 
 
 def _vecdot(x1, x2, /, *, axis=-1, out=None, **options):

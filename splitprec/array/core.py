@@ -35,6 +35,7 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .._backend import dask_layer, device_name, is_cupy, is_dask, namespace
 from ..dtypes import SplitDType, dtype as get_dtype
+from ..interop import writable
 from ..split import Parts, split
 from .convert import as_float32, is_scheme_name, move, on_device, scheme, scheme_names, same_device
 from .readonly import read_only
@@ -313,12 +314,17 @@ class SplitArray(NDArrayOperatorsMixin):
 
     def __reduce__(self):
         """The value, the scheme and the current host (numpy) parts, so that a copy (a chunk sent
-        to another worker) needs no split; device operands and views' links are not kept."""
+        to another worker) needs no split; device operands and views' links are not kept. Host
+        arrays go as :func:`read_only` views: pickle protocol 5 hands their memory to its
+        ``buffer_callback`` as it is, and a writable buffer would write the storage unseen."""
         self._detect_write()
-        parts = {key: kept for key, (version, kept) in self._cache.items()
-                 if version == self._storage.version and isinstance(kept, Parts)} \
-            if isinstance(self._value, np.ndarray) else {}
-        return _rebuild, (self._value, self._dtype.name, parts)
+        if not isinstance(self._value, np.ndarray):
+            return _rebuild, (self._value, self._dtype.name, {})
+        parts = {key: Parts(tuple(map(read_only, kept.terms)),
+                            None if kept.exponent is None else read_only(kept.exponent))
+                 for key, (version, kept) in self._cache.items()
+                 if version == self._storage.version and isinstance(kept, Parts)}
+        return _rebuild, (read_only(self._value), self._dtype.name, parts)
 
     def item(self, *args):
         """The element at ``args`` (all of a size-1 array) as a Python float."""
@@ -497,9 +503,7 @@ def write_out(out, value, d, op, where=True):
     if value.shape != out.shape:
         raise ValueError(f"{op}: out has shape {out.shape} but the result has shape "
                          f"{value.shape}; expected equal shapes")
-    if not getattr(getattr(out._value, "flags", None), "writeable", True):
-        raise ValueError(f"{op}: out is read-only (a SplitArray over read-only memory); expected a "
-                         "writable array")
+    writable(out._value, op)
     xp = same_device(op, out._value, value)
     if where is True:
         out._value[...] = value

@@ -1,24 +1,30 @@
 """numpy functions SplitArrays do not implement themselves: run on the float32 values, rewrapped.
 
 Elementwise and shape functions run in float32; contractions run in the scheme. A numpy function
-with no SplitArray implementation (``std var prod cumsum median sort where clip round pad flip
-vstack split diag trace moveaxis ...``) is called on the SplitArrays' float32 values (numpy on
+with no SplitArray implementation (``max min argmax argmin std var prod cumsum median sort where
+clip round pad flip vstack split diag trace moveaxis ...``) is called on the SplitArrays' float32 values (numpy on
 cpu; on the gpu numpy hands it to cupy, whose float32 kernels flush subnormals). A float32 result
 becomes a SplitArray of the promoted scheme (a result that shares memory with an argument
 SplitArray is a view sharing its storage, so writes and the split cache stay coherent; one that
 shares memory with another argument is copied); other results (bool, integer, float64 indices or
 counts) come back as they are. Arguments of float64 or complex128 data next to a SplitArray raise
 TypeError, as in arithmetic (nothing is promoted or rounded behind the caller's back); Python
-scalars are weak, as in numpy. ``out=`` SplitArrays take float32 results of their scheme only.
+scalars are weak, as in numpy. ``out=`` SplitArrays, by keyword or by position, take float32
+results of their scheme only; a read-only ``out`` raises ValueError naming it.
+``overwrite_input=True`` (``median percentile quantile ...``) is ignored: no input is written.
 
 Refused, with a TypeError: ``REFUSED``, contractions with no split-precision implementation (use
 ``np.asarray(a)`` to run them in float32). The transforms of ``numpy.fft`` run ``splitprec.fft``
 in the scheme. ``IN_PLACE`` functions write into their first argument: they run on a float64 copy,
 and the result must be float32-exact (as ``a[...] = x``), or they raise TypeError.
 """
+import functools
+import inspect
+
 import numpy as np
 
 from .._backend import is_cupy
+from ..interop import writable
 from .core import PROTOCOLS, SplitArray, finish, promote, write_out
 from .convert import exact_float32, same_device
 
@@ -26,6 +32,7 @@ REFUSED = frozenset([np.convolve, np.correlate, np.kron, np.cov, np.corrcoef])
 IN_PLACE = frozenset([np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis])
 FFT_TRANSFORMS = ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2",
                   "irfft2", "rfftn", "irfftn", "hfft", "ihfft")
+_signature = functools.cache(inspect.signature)      # of numpy functions, for _out_by_keyword
 
 
 def _name(func):
@@ -40,9 +47,12 @@ def call(func, args, kwargs):
         raise TypeError(f"{op}: a contraction with no split-precision implementation for "
                         "SplitArray; expected np.asarray(a) first to run it in float32, or the "
                         "contractions that run in the scheme (docs/arrays.md)")
+    args, kwargs = _out_by_keyword(func, args, kwargs)
     splits, plains = [], []
     values, options = unwrap(args, op, splits, plains), unwrap(kwargs, op, splits, plains)
     same_device(op, *_arrays(values), *_arrays(list(options.values())))
+    if options.get("overwrite_input"):        # it would reorder a SplitArray's storage, unseen
+        options["overwrite_input"] = False
     d = promote(*[x._dtype for x in splits])
     if func.__module__ == "numpy.fft" and func.__name__ in FFT_TRANSFORMS:
         return _fft(func.__name__, values, options, d, op)
@@ -52,7 +62,23 @@ def call(func, args, kwargs):
     if isinstance(out, SplitArray):
         del options["out"]
         return write_out(out, func(*values, **options), d, op)
+    writable(out, op)
     return wrap(func(*values, **options), d, splits, plains)
+
+
+def _out_by_keyword(func, args, kwargs):
+    """``(args, kwargs)`` with an ``out`` given by position (``np.cumsum(a, 0, None, out)``) moved
+    to ``kwargs``: numpy would write a SplitArray's storage directly, unseen by its split cache."""
+    if "out" in kwargs:
+        return args, kwargs
+    try:
+        bound = _signature(func).bind(*args, **kwargs)
+    except (TypeError, ValueError):            # no signature, or a call numpy itself refuses
+        return args, kwargs
+    if "out" not in bound.arguments:
+        return args, kwargs
+    out = bound.arguments.pop("out")
+    return bound.args, dict(bound.kwargs, out=out)
 
 
 def unwrap(tree, op, splits, plains):

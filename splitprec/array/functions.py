@@ -26,7 +26,8 @@ sum of magnitudes, ``0`` the count of nonzeros, ``±inf`` the largest or smalles
 and any other order ``p`` is ``sum(|x|**p) ** (1/p)`` in float64 from the exact values scaled by the
 row's largest (``p > 0``) or smallest (``p < 0``) magnitude, rounded once: within one float32
 rounding plus ``O(n * 2**-53)`` (``tests/test_array.py::test_vector_norm_of_any_order_within_one_rounding``).
-``max min argmax argmin`` are numpy's (exact).
+``max min argmax argmin`` are not here: they are numpy's (exact), run on the values with all of
+numpy's options by :mod:`splitprec.array.fallback`.
 """
 import math
 import numbers
@@ -35,9 +36,10 @@ import warnings
 
 import numpy as np
 
-from .._backend import namespace
+from .._backend import is_cupy, namespace
 from ..dtypes import SplitDType
 from ..formats import narrow, widen
+from ..interop import writable
 from .core import HANDLED, SplitArray, data, finish, write_out
 from .convert import as_float32, same_device, scheme
 
@@ -214,16 +216,16 @@ def _wide(dtype):
 
 
 def _deliver(a, value, axes, keepdims, out, op):
-    """A reduction's float32 ``value`` as a SplitArray of ``a``'s scheme, or written into ``out``
-    (a SplitArray, or a numpy/cupy array of a floating dtype, as numpy's ``same_kind`` casting)."""
+    """A reduction's float32 ``value`` as a SplitArray of ``a``'s scheme, or written into ``out``:
+    a SplitArray, or a numpy/cupy array of any dtype, cast as numpy's reductions cast into ``out``
+    (unsafe casting: ``np.sum(x, out=int32_array)`` truncates)."""
     value = _kept(a, value, axes, keepdims)
     if out is None or isinstance(out, SplitArray):
         return _result(value, a._dtype) if out is None else write_out(out, value, a._dtype, op)
-    if getattr(out, "dtype", np.dtype(object)).kind != "f":
-        raise TypeError(f"{op}: out has dtype {getattr(out, 'dtype', type(out).__name__)}; expected a "
-                        "SplitArray or a floating array (a float32 result is not cast to other kinds)")
-    if not out.flags.writeable:
-        raise ValueError(f"{op}: out is read-only; expected a writable array")
+    if not (isinstance(out, np.ndarray) or is_cupy(out)):
+        raise TypeError(f"{op}: out is a {type(out).__name__}; expected a SplitArray or a numpy/cupy array")
+    if out.shape != value.shape:
+        raise ValueError(f"{op}: out has shape {out.shape}; expected the result's shape {value.shape}")
     out[...] = value
     return out
 
@@ -242,7 +244,9 @@ def _overflow_check(lines, total, op):
 
 def _reduced(a, out, op):
     """The operand of a reduction: a SplitArray, or other data (numpy data reduced into a
-    SplitArray ``out``) by the input rule, in ``out``'s scheme (else the default)."""
+    SplitArray ``out``) by the input rule, in ``out``'s scheme (else the default). A read-only
+    ``out`` raises ValueError naming it, on every path (``dtype=float64``'s too)."""
+    writable(out, op)
     if isinstance(a, SplitArray):
         return a
     return SplitArray._wrap(as_float32(a, op, "a"), out._dtype if isinstance(out, SplitArray) else scheme(None, op))
@@ -277,19 +281,6 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         mean = ((s.astype(np.float64) + c.astype(np.float64)) / count).astype(np.float32)
     _overflow_check(lines, mean, "mean")
     return _deliver(a, mean, axes, keepdims, out, "mean")
-
-
-def _extreme(name):
-    def reduce(a, axis=None, out=None, keepdims=False, **options):
-        no_options(name, dict(options, out=out))
-        value = getattr(namespace(a._value), name)(a._value, axis=axis, keepdims=keepdims)
-        return _result(value, a._dtype) if name in ("max", "min") else value
-    return reduce
-
-
-for _name, _functions in (("max", (np.max, np.amax)), ("min", (np.min, np.amin)),
-                          ("argmax", (np.argmax,)), ("argmin", (np.argmin,))):
-    implements(*_functions)(_extreme(_name))
 
 
 def _two_norm(v, xp):

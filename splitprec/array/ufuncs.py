@@ -9,13 +9,15 @@
 - Everything else (other ufuncs, the methods ``reduce accumulate reduceat outer at``, options
   such as ``where=`` and ``dtype=``) is numpy's (cupy's) ufunc on the float32 values, as
   :mod:`splitprec.array.fallback` runs other numpy functions: float64 data is refused, float32
-  results are SplitArrays of the promoted scheme, ``out=`` SplitArrays take float32 results only.
+  results are SplitArrays of the promoted scheme, ``out=`` SplitArrays take float32 results only,
+  and a read-only ``out`` raises ValueError naming it.
 - ``a == None`` and ``a != None`` (also strings, and objects of types no array protocol describes)
   compare elementwise unequal, as numpy's do.
 """
 import numpy as np
 
 from ..formats import narrow, widen
+from ..interop import writable
 from .core import PROTOCOLS, SplitArray, finish, result_scheme, unknown, write_out
 from .convert import as_float32, on_device, same_device
 from . import contractions
@@ -75,6 +77,8 @@ def _generic(ufunc, method, inputs, out, kwargs, op):
                         "(or None) only")
     if outs and not into:
         options["out"] = unwrap(outs, op, splits, plains)
+        for o in outs:
+            writable(o, op)
     elif into and method == "__call__" and "where" in options:
         options["out"] = None            # where= without out: the SplitArray out is written below
     d = result_scheme(splits, outs)

@@ -12,9 +12,10 @@ Data types: ``float32`` (the default real floating dtype; a SplitArray's ``dtype
 compares equal to it) and ``bool``, ``int8 ... int64``, ``uint8 ... uint64`` for masks, indices and
 counts, which are numpy (cupy) arrays and follow numpy. float64 and the complex dtypes are not
 provided: nothing is promoted or rounded behind the caller's back. Python floats convert to
-float32 as the standard's default floating dtype does (rounding where they must); float64 arrays
-convert only with an explicit ``dtype=float32``. Devices: ``"cpu"`` (numpy storage) and
-``"gpu"`` (cupy). Needs numpy >= 2.1.
+float32 as the standard's default floating dtype does (rounding where they must); float16 and
+bfloat16 data widen exactly, as in ``splitprec.asarray``; float64 arrays convert only with an
+explicit ``dtype=float32``. Devices: ``"cpu"`` (numpy storage) and ``"gpu"`` (cupy). Needs
+numpy >= 2.1.
 """
 import functools
 import sys

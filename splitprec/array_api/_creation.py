@@ -8,7 +8,7 @@ one is: a write through that array is seen before a cached split is reused.
 import numpy as np
 
 from .._backend import is_cupy
-from ..array.convert import is_scheme_name, move, scheme
+from ..array.convert import as_float32, is_scheme_name, move, scheme
 from ..array.core import SplitArray
 from ..dtypes import SplitDType
 from ..interop import read
@@ -76,6 +76,11 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     if dtype is None:
         dtype = _inferred(obj)
     is_split, d = split_dtype(dtype)
+    if is_split and _narrow(getattr(obj, "dtype", None)):
+        if copy is False:
+            raise ValueError(f"asarray: copy=False but the result needs a copy ({obj.dtype} data "
+                             "widens to float32); expected copy=None or copy=True")
+        return SplitArray._wrap(move(as_float32(obj, "asarray", "obj"), device, "asarray"), d)
     kind = np.float32 if is_split else d
     value = xp.asarray(obj, dtype=kind) if copy is None else xp.array(obj, dtype=kind, copy=copy)
     if not is_split:
@@ -100,10 +105,17 @@ def _inferred(obj):
             return np.float32
         return _SIGNED if kind.kind in "iu" else kind
     kind = np.dtype(kind)
-    if kind.kind in "fc" and kind != np.float32 and kind != np.float16:
+    if kind == np.float32 or _narrow(kind):
+        return np.float32
+    if kind.kind in "fc":
         raise TypeError(f"asarray: data of dtype {kind} is not held by splitprec.array_api (it "
                         "would round to float32); expected dtype=float32 given explicitly")
-    return np.float32 if kind.kind == "f" else kind
+    return kind
+
+
+def _narrow(kind):
+    """True for float16 and bfloat16, which widen exactly to float32 as in ``splitprec.asarray``."""
+    return isinstance(kind, np.dtype) and (kind == np.float16 or kind.name == "bfloat16")
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
