@@ -10,6 +10,7 @@ Each result is checked first against ``accuracy`` (asserted: the matmuls within
 calls, made in turn, over the rounds that fit in ``--seconds`` (at least ``--min-reps``) after one
 warm-up call each. Memory: the bytes numpy holds at the
 row's peak (``tracemalloc``, which numpy reports its buffers to), inputs included, in one more call.
+Products also carry their floor (``row``): the scheme's BLAS products alone, timed in the same rounds.
 Writes ``benchmarks/results/cpu-engine-<date>-<sha>.json`` with the machine's description.
 Usage: ``python benchmarks/cpu_engine.py [--quick] [--out DIR]``.
 """
@@ -29,6 +30,8 @@ import splitprec as sp
 from splitprec.accuracy import fft_bound
 from splitprec.accuracy.bounds import gemm_bound
 from splitprec.dtypes import cheapest
+from splitprec.engines.reference.gemm import narrow_matmul
+from splitprec.split import split
 
 MATMUL_SIZES = (512, 2048, 4096)
 MATMUL_SCHEMES = ("fp32", "tf32x3", "bf16x3", "bf16x6", "bf16x9", "fp16x3")
@@ -39,17 +42,19 @@ DEFAULT_FP32 = cheapest("fp32")   # what precision="fp32" and the ffts' default 
 QUICK = {"matmul": (512, 2048), "fft": (16, 20), "schemes": ("fp32", "bf16x9")}
 
 
-def seconds_per_call(ours, theirs, seconds, min_reps):
-    """Median wall times of ``ours()`` and ``theirs()``, called in turn (so that a busy machine slows
-    both alike) over the rounds that fit in ``seconds`` (at least ``min_reps``), after one warm-up each."""
-    ours(), theirs()
+def seconds_per_call(calls, seconds, min_reps):
+    """Median wall times of ``calls``, called in turn (so that a busy machine slows them alike) over
+    the rounds that fit in ``seconds`` (at least ``min_reps``), after one warm-up each."""
+    for call in calls:
+        call()
     times, start = [], time.perf_counter()
     while len(times) < min_reps or time.perf_counter() - start < seconds:
-        t0 = time.perf_counter()
-        ours()
-        t1 = time.perf_counter()
-        theirs()
-        times.append((t1 - t0, time.perf_counter() - t1))
+        laps = []
+        for call in calls:
+            t0 = time.perf_counter()
+            call()
+            laps.append(time.perf_counter() - t0)
+        times.append(laps)
     return tuple(float(t) for t in np.median(times, axis=0))
 
 
@@ -64,16 +69,35 @@ def peak_bytes(fn, inputs):
     return peak + sum(x.nbytes for x in inputs)
 
 
-def row(op, name, size, ours, theirs, inputs, args):
-    """One result row: time and peak memory of ``ours`` (splitprec) and ``theirs`` (numpy)."""
-    t_ours, t_theirs = seconds_per_call(ours, theirs, args.seconds, args.min_reps)
-    result = {"op": op, "name": name, "size": size, "seconds": t_ours, "numpy_seconds": t_theirs,
-              "x_numpy": t_ours / t_theirs, "peak_mb": peak_bytes(ours, inputs) / 2 ** 20,
+def row(op, name, size, ours, theirs, inputs, args, floor=None):
+    """One result row: time and peak memory of ``ours`` (splitprec) and ``theirs`` (numpy). For a
+    multi-part product, ``floor``: ``(products, parts)``, its narrow float32 BLAS products alone on
+    parts split beforehand (timed in the same rounds) and the parts: the engine's floor, one BLAS
+    call per product over all of k on whole float32 parts (``floor_seconds``; ``floor_peak_mb``, the
+    inputs and the parts; ``of_floor`` and ``of_floor_memory``, the floor over the row's own)."""
+    calls = (ours, theirs) if floor is None else (ours, theirs, floor[0])
+    times = seconds_per_call(calls, args.seconds, args.min_reps)
+    result = {"op": op, "name": name, "size": size, "seconds": times[0], "numpy_seconds": times[1],
+              "x_numpy": times[0] / times[1], "peak_mb": peak_bytes(ours, inputs) / 2 ** 20,
               "numpy_peak_mb": peak_bytes(theirs, inputs) / 2 ** 20}
     result["x_numpy_memory"] = result["peak_mb"] / result["numpy_peak_mb"]
-    print(f"{op:7s} {name:20s} {size:>14s}  {t_ours:9.4f} s  {result['x_numpy']:6.1f}x numpy  "
-          f"{result['peak_mb']:8.1f} MB ({result['x_numpy_memory']:.1f}x numpy's)", flush=True)
+    line = (f"{op:7s} {name:20s} {size:>14s}  {times[0]:9.4f} s  {result['x_numpy']:6.1f}x numpy  "
+            f"{result['peak_mb']:8.1f} MB ({result['x_numpy_memory']:.1f}x numpy's)")
+    if floor is not None:
+        parts_mb = sum(t.nbytes for parts in floor[1] for t in parts.terms) / 2 ** 20
+        result.update(floor_seconds=times[2], of_floor=times[2] / times[0],
+                      floor_peak_mb=parts_mb + sum(x.nbytes for x in inputs) / 2 ** 20)
+        result["of_floor_memory"] = result["floor_peak_mb"] / result["peak_mb"]
+        line += f"  floor {result['of_floor']:.2f} of the time, {result['of_floor_memory']:.2f} of the memory"
+    print(line, flush=True)
     return result
+
+
+def products_floor(a, b, name):
+    """``row``'s ``floor`` of scheme ``name`` on float32 ``a @ b``: its narrow products on parts split beforehand."""
+    d = sp.dtype(name)
+    parts = (split(a, d, axis=-1), split(b, d, axis=-2))
+    return (lambda: narrow_matmul(*parts, d), parts)
 
 
 def check_accuracy(rng):
@@ -98,8 +122,9 @@ def matmul_rows(rng, sizes, schemes, args):
         a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
         for name in schemes:
             kwargs = {"precision": "fp32"} if name == "fp32" else {"dtype": name}
+            floor = products_floor(a, b, DEFAULT_FP32 if name == "fp32" else name)
             rows.append(row("matmul", name, f"{n}^3", lambda: sp.matmul(a, b, **kwargs),
-                            lambda: np.matmul(a, b), (a, b), args))
+                            lambda: np.matmul(a, b), (a, b), args, floor))
     return rows
 
 
@@ -117,7 +142,7 @@ def vector_rows(rng, args):
         a = rng.standard_normal((1, k)).astype(np.float32)
         b = rng.standard_normal((k, 1)).astype(np.float32)
         rows.append(row("matmul", "bf16x9", f"1x{k}x1", lambda: sp.matmul(a, b, dtype="bf16x9"),
-                        lambda: np.matmul(a, b), (a, b), args))
+                        lambda: np.matmul(a, b), (a, b), args, products_floor(a, b, "bf16x9")))
     return rows
 
 
