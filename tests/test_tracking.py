@@ -363,3 +363,22 @@ def test_dask_einsum_runs_chunk_by_chunk_regression():
     assert (np.abs(result.value - exact_matmul(a, b)) <= result.error_bound).all()
     with pytest.raises(TypeError, match=r"^einsum: dtype=float64 would cast a tracked result"):
         np.einsum("ij,jk->ik", tracked(a), tracked(b), dtype=np.float64)
+
+
+@pytest.mark.parametrize("operation", [
+    lambda x, y: x * 1.5 + 0.25, lambda x, y: np.sqrt(x) / 3.0, lambda x, y: np.exp(-x) - y,
+    lambda x, y: np.log(x * y), lambda x, y: np.maximum(x, y * 0.5), lambda x, y: -abs(np.sin(x) * np.cos(y)),
+    lambda x, y: y / x, lambda x, y: x + np.float32(2.0), lambda x, y: x * np.arange(1, 5, dtype=np.float32)])
+def test_blocked_operations_give_the_unblocked_bits(operation, monkeypatch):
+    """Large operations run block by block into the result (scalars, broadcast bounds and exact
+    operands as they are): the same values and bounds, bit for bit, as one pass over the whole."""
+    from splitprec.tracking import elementwise
+    data = RNG.uniform(0.5, 2, (37, 4)).astype(np.float32)
+    x = sp.asarray(data.astype(np.float64) / 3, track_error=True)           # bounds of the rounding
+    y = tracked(data[::-1].copy())                                           # exact: bound 0
+    monkeypatch.setattr(elementwise, "BLOCK", 10 ** 9)
+    whole = operation(x, y)
+    monkeypatch.setattr(elementwise, "BLOCK", 7)
+    blocked = operation(x, y)
+    assert np.array_equal(blocked.value, whole.value)
+    assert np.array_equal(blocked.error_bound, whole.error_bound)

@@ -68,14 +68,18 @@ def _operands(inputs, op):
     return arrays, xp, d, confidence, shape
 
 
-def _evaluate(ufunc, arrays, xp):
-    """``(value, wide result or None, relative rounding)`` of ``ufunc`` on the operands' values."""
+def _evaluate(ufunc, arrays, xp, out=None):
+    """``(value, wide result or None, relative rounding)`` of ``ufunc`` on the operands' values;
+    ``out``: the array the value is written into (numpy), else a new one."""
     values = [a._value for a in arrays]
     if xp is np and ufunc in _FLOAT32_EXACT and all(v.dtype == np.float32 for v in values):
-        return np.asarray(ufunc(*values)), None, U
-    wide = ufunc(*[_wide(v, xp) for v in values])
-    wide = xp.asarray(wide)
-    return _narrow(wide, xp), wide, _WIDE_RELATIVE + (LIBM if ufunc in _LIBRARY else 0)
+        return np.asarray(ufunc(*values, out=out)), None, U
+    wide = xp.asarray(ufunc(*[_wide(v, xp) for v in values]))
+    relative = _WIDE_RELATIVE + (LIBM if ufunc in _LIBRARY else 0)
+    if out is None:
+        return _narrow(wide, xp), wide, relative
+    out[...] = wide                                           # numpy's cast: rounded once, to nearest
+    return out, wide, relative
 
 
 def _zero(bound):
@@ -88,9 +92,12 @@ def _sum_rule(a, b, value, wide, xp):
 
 
 def _product_rule(a, b, value, wide, xp):
-    """``|a^| E_b + E_a (|b^| + E_b)``."""
-    first = 0.0 if _zero(b._bound) else magnitude(a._value, xp) * b._bound
-    return first if _zero(a._bound) else first + a._bound * (magnitude(b._value, xp) + b._bound)
+    """``|a^| E_b + E_a (|b^| + E_b)`` (a term whose bound is 0 left out)."""
+    first = None if _zero(b._bound) else magnitude(a._value, xp) * b._bound
+    if _zero(a._bound):
+        return first
+    second = a._bound * (magnitude(b._value, xp) + b._bound)
+    return second if first is None else first + second
 
 
 def _quotient_rule(a, b, value, wide, xp):
@@ -115,10 +122,10 @@ def _exp_rule(a, b, value, wide, xp):
     float64's normal range (its relative accuracy lost), ``exp(a^ + E) (1 + 2**-40) + 2**-1022``
     instead: ``e^(a^+E)`` bounds the spread, the factor covers the sum's rounding (``|a^ + E| < 746``
     there, or the result is 0 or inf anyway) and the function's, the term a subnormal result's."""
-    e = a._bound
+    e, modulus = a._bound, xp.abs(wide)
     growth = e * (1 + e) if bool(e.max() <= 0.5) else xp.expm1(e) * (1 + 2 * LIBM)
-    spread = xp.abs(wide) * (1 + 2 * LIBM) * growth
-    low = xp.abs(wide) < _FLOAT64_TINY
+    spread = modulus * (1 + 2 * LIBM) * growth
+    low = modulus < _FLOAT64_TINY
     if bool(low.any()):
         ceiling = xp.exp(a._value.astype(np.float64) + e) * (1 + 2.0 ** -40) + _FLOAT64_TINY
         spread = xp.where(low, ceiling, spread)
@@ -145,52 +152,64 @@ RULES = {np.add: _sum_rule, np.subtract: _sum_rule, np.multiply: _product_rule, 
 
 
 def _propagated(ufunc, arrays, value, wide, xp):
-    """The propagated part of the bound (module docstring), float64, NaN where unknowable."""
-    a, b = arrays[0], arrays[-1]
-    if len(arrays) == 1 and _zero(a._bound):
-        return 0.0
-    return RULES[ufunc](a, b, value, wide, xp)
+    """The propagated part of the bound (module docstring), float64, NaN where unknowable; None
+    where every operand's bound is 0 (then every rule gives 0, or the value is NaN or infinite and
+    its rounding term says so)."""
+    if all(_zero(a._bound) for a in arrays):
+        return None
+    return RULES[ufunc](arrays[0], arrays[-1], value, wide, xp)
 
 
-def _compute(ufunc, arrays, xp):
-    """``(value, bound)`` of ``ufunc`` on tracked ``arrays`` (module docstring)."""
+def _compute(ufunc, arrays, xp, out=None):
+    """``(value, bound)`` of ``ufunc`` on tracked ``arrays`` (module docstring); ``out``: a pair of
+    arrays of the result's shape that take them (numpy), else new ones."""
+    out_value, out_bound = (None, None) if out is None else out
     if ufunc in (np.maximum, np.minimum):                   # exact (in float64 on the GPU: no flush)
-        value = ufunc(arrays[0]._value, arrays[1]._value) if xp is np else \
+        value = ufunc(arrays[0]._value, arrays[1]._value, out=out_value) if xp is np else \
             _narrow(ufunc(*[_wide(a._value, xp) for a in arrays]), xp)
-        return value, xp.maximum(arrays[0]._bound, arrays[1]._bound)
-    value, wide, relative = _evaluate(ufunc, arrays, xp)
+        return value, xp.maximum(arrays[0]._bound, arrays[1]._bound, out=out_bound)
+    value, wide, relative = _evaluate(ufunc, arrays, xp, out_value)
     if ufunc in (np.negative, np.positive, np.conjugate) or (ufunc is np.absolute and not arrays[0].is_complex):
-        return value, arrays[0]._bound                                           # exact
-    bound = rounding_error(value, xp, relative)
-    bound += _propagated(ufunc, arrays, value, wide, xp)
+        if out_bound is None:
+            return value, arrays[0]._bound                                       # exact
+        out_bound[...] = arrays[0]._bound
+        return value, out_bound
+    bound = rounding_error(value, xp, relative, out=out_bound)
+    propagated = _propagated(ufunc, arrays, value, wide, xp)
+    if propagated is not None:
+        bound += propagated
     if ufunc in (np.sin, np.cos):
-        bound = xp.fmin(bound, magnitude(value, xp) + 1)                       # NaN: |value| + 1
+        xp.fmin(bound, magnitude(value, xp) + 1, out=bound)                   # NaN: |value| + 1
     bound *= UP
     return value, bound
 
 
 def _flat(x, shape):
-    """``x`` as a flat view of the result's ``shape`` (C-contiguous, or one broadcast value), or None."""
-    if x.shape == shape and x.flags.c_contiguous or x.strides == (0,) * x.ndim and x.shape == shape:
+    """``x`` for the blocks of a result of ``shape``: a flat view where it is C-contiguous of that
+    shape, one 0-d value where all of it is one value (a scalar, a broadcast one), else None."""
+    if x.strides == (0,) * x.ndim:
+        return x[(0,) * x.ndim + (Ellipsis,)]
+    if x.shape == shape and x.flags.c_contiguous:
         return x.reshape(-1)
     return None
 
 
 def _blocked(ufunc, arrays, shape, d, confidence):
-    """``_compute`` block by block over flat views (numpy storage): the float64 temporaries of a
-    block stay in cache, which makes a large operation several times faster; None where an operand
-    is not such a view."""
-    values = [_flat(np.broadcast_to(a._value, shape), shape) for a in arrays]
-    bounds = [_flat(np.broadcast_to(a._bound, shape), shape) for a in arrays]
+    """``_compute`` block by block over flat views (numpy storage), written straight into the
+    result: the float64 temporaries of a block stay in cache, which makes a large operation several
+    times faster; None where an operand is not such a view."""
+    values = [_flat(a._value, shape) for a in arrays]
+    bounds = [_flat(np.broadcast_to(a._bound, a.shape), shape) for a in arrays]
     if any(v is None for v in values + bounds):
         return None
     size = math.prod(shape)
     dtype = np.result_type(*[v.dtype for v in values]) if ufunc is not np.absolute else values[0].real.dtype
     out_value, out_bound = np.empty(size, dtype), np.empty(size, np.float64)
     for start in range(0, size, BLOCK):
-        part = [TrackedArray._wrap(v[start:start + BLOCK], b[start:start + BLOCK], d, confidence)
+        block = slice(start, start + BLOCK)
+        part = [TrackedArray._wrap(v if v.ndim == 0 else v[block], b if b.ndim == 0 else b[block], d, confidence)
                 for v, b in zip(values, bounds)]
-        out_value[start:start + BLOCK], out_bound[start:start + BLOCK] = _compute(ufunc, part, np)
+        _compute(ufunc, part, np, out=(out_value[block], out_bound[block]))
     return TrackedArray._wrap(out_value.reshape(shape), out_bound.reshape(shape), d, confidence)
 
 

@@ -36,10 +36,16 @@ def magnitude(v, xp):
     return xp.abs(wide, out=wide)
 
 
-def rounding_error(value, xp, relative=U):
+def rounding_error(value, xp, relative=U, out=None):
     """``relative * |value| + ETA`` (``SQRT2 * ETA`` for complex values): a bound on the rounding
-    of ``value`` from the real result (module docstring); a new float64 array."""
-    r = magnitude(value, xp)
+    of ``value`` from the real result (module docstring); a new float64 array, or ``out``."""
+    if out is not None and value.dtype == np.float32 and xp is np:
+        r = xp.absolute(value, out=out)                       # exact, widened as it is written
+    elif out is not None:
+        r = out
+        r[...] = magnitude(value, xp)
+    else:
+        r = magnitude(value, xp)
     r *= relative
     r += ETA * SQRT2 if value.dtype == np.complex64 else ETA
     return r
