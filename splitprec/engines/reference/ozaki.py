@@ -106,16 +106,32 @@ def _block_product(ra, rb, k0, k1):
     for j in range(k0, k1, EXACT_IN_FLOAT32):
         x = ra[..., j:min(j + EXACT_IN_FLOAT32, k1)].astype(np.float32, copy=False)
         y = rb[..., j:min(j + EXACT_IN_FLOAT32, k1), :].astype(np.float32, copy=False)
-        run = np.matmul(x, y).astype(np.float64)
-        total = run if total is None else total + run
+        run = np.matmul(x, y)
+        if total is None:
+            total = run.astype(np.float64)
+        else:
+            np.add(total, run, out=total)                     # widened as it is read: exact
     return total
 
 
-def _fmod(x, m):
+def _fmod(x, m, out=None):
     """``numpy.fmod(x, m)`` of integer-valued float64 ``x`` (``|x| < 2**52``) and modulus ``m``, by
     exact operations: ``x - m trunc(x / m)`` (the quotient rounds to the right integer at these
-    magnitudes), the sign of ``x`` kept on zeros, as fmod does; libm's fmod costs ~15 ns an entry."""
-    return np.copysign(x - m * np.trunc(x / m), x)
+    magnitudes), the sign of ``x`` kept on zeros, as fmod does; libm's fmod costs ~15 ns an entry.
+    Into ``out`` (``x`` itself allowed), over blocks of ``RESIDUE_BLOCK`` entries as :func:`residues`."""
+    x = np.ascontiguousarray(x)
+    out = np.empty_like(x) if out is None else out
+    flat, flat_out = x.reshape(-1), out.reshape(-1)
+    quotient = np.empty(min(RESIDUE_BLOCK, flat.size))
+    for start in range(0, flat.size, RESIDUE_BLOCK):
+        block = flat[start:start + RESIDUE_BLOCK]
+        q = quotient[:block.size]
+        np.divide(block, m, out=q)
+        np.trunc(q, out=q)
+        q *= m
+        np.subtract(block, q, out=q)
+        np.copysign(q, block, out=flat_out[start:start + RESIDUE_BLOCK])
+    return out
 
 
 def _modular_products(ra, rb, d):
@@ -126,8 +142,10 @@ def _modular_products(ra, rb, d):
     for l, m in enumerate(d.moduli):
         acc = _block_product(ra[l], rb[l], 0, min(K_BLOCK, k))
         for k0 in range(K_BLOCK, k, K_BLOCK):
-            acc = _fmod(acc, m) + _fmod(_block_product(ra[l], rb[l], k0, min(k0 + K_BLOCK, k)), m)
-        out.append(_fmod(acc, m))
+            block = _block_product(ra[l], rb[l], k0, min(k0 + K_BLOCK, k))
+            acc = _fmod(acc, m, out=acc)
+            acc += _fmod(block, m, out=block)
+        out.append(_fmod(acc, m, out=acc))
     return out
 
 
