@@ -98,20 +98,23 @@ def _crt_block(r, d):
 EXACT_IN_FLOAT32 = 1024   # k of residue products whose sums stay exact in float32: 1024 * 128**2 = 2**24
 
 
-def _block_product(ra, rb, k0, k1):
-    """``ra[..., k0:k1] @ rb[..., k0:k1, :]`` of residues, exactly, in float64: float32 BLAS over
-    runs of ``EXACT_IN_FLOAT32`` (each an integer of at most 2**24, exact in any order) added in
-    float64 (below 2**53): the same integers as a float64 product, at float32 BLAS's rate."""
-    total = None
+def _block_product(ra, rb, k0, k1, total=None, run=None):
+    """``(ra[..., k0:k1] @ rb[..., k0:k1, :], run buffer)`` of residues, exactly, in float64:
+    float32 BLAS over runs of ``EXACT_IN_FLOAT32`` (each an integer of at most 2**24, exact in any
+    order) added in float64 (below 2**53): the same integers as a float64 product, at float32
+    BLAS's rate. ``total`` (float64) and ``run`` (float32), buffers of the product's shape from an
+    earlier call, are reused: fresh ones of this size cost their page faults on every call."""
     for j in range(k0, k1, EXACT_IN_FLOAT32):
         x = ra[..., j:min(j + EXACT_IN_FLOAT32, k1)].astype(np.float32, copy=False)
         y = rb[..., j:min(j + EXACT_IN_FLOAT32, k1), :].astype(np.float32, copy=False)
-        run = np.matmul(x, y)
-        if total is None:
+        run = np.matmul(x, y, out=run)
+        if j != k0:
+            np.add(total, run, out=total)                     # widened as it is read: exact
+        elif total is None:
             total = run.astype(np.float64)
         else:
-            np.add(total, run, out=total)                     # widened as it is read: exact
-    return total
+            np.copyto(total, run)
+    return total, run
 
 
 def _fmod(x, m, out=None):
@@ -136,16 +139,23 @@ def _fmod(x, m, out=None):
 
 def _modular_products(ra, rb, d):
     """``(A' B') mod m_l`` per modulus, reduced like the CRT kernel: ``acc = P_0``, then
-    ``acc = fmod(acc, m) + fmod(P_b, m)`` for each further k-block ``b``, then ``fmod(acc, m)``."""
+    ``acc = fmod(acc, m) + fmod(P_b, m)`` for each further k-block ``b``, then ``fmod(acc, m)``
+    (``fmod(P_0, m)`` kept for ``P_0``: the same values, fmod being idempotent). float32 arrays:
+    every value kept is an integer below ``2 m`` in magnitude, exact."""
     k = ra[0].shape[-1]
-    out = []
+    out, total, run = [], None, None
     for l, m in enumerate(d.moduli):
-        acc = _block_product(ra[l], rb[l], 0, min(K_BLOCK, k))
-        for k0 in range(K_BLOCK, k, K_BLOCK):
-            block = _block_product(ra[l], rb[l], k0, min(k0 + K_BLOCK, k))
-            acc = _fmod(acc, m, out=acc)
-            acc += _fmod(block, m, out=block)
-        out.append(_fmod(acc, m, out=acc))
+        acc = None
+        for k0 in range(0, k, K_BLOCK):
+            total, run = _block_product(ra[l], rb[l], k0, min(k0 + K_BLOCK, k), total, run)
+            _fmod(total, m, out=total)
+            if acc is None:
+                acc = total.astype(np.float32)
+            else:
+                reduced = _fmod(acc.astype(np.float64), m)
+                reduced += total
+                acc = reduced.astype(np.float32)
+        out.append(acc if k <= K_BLOCK else _fmod(acc.astype(np.float64), m).astype(np.float32))
     return out
 
 
