@@ -35,8 +35,17 @@ def _supported(d):
     return d.target == "float32" and getattr(d.format, "p", None) is not None
 
 
+def _named(dtype, op):
+    """``splitprec.dtype(dtype)``; its error gets a note naming the call, ``op``."""
+    try:
+        return splitprec.dtype(dtype)
+    except (TypeError, ValueError) as err:
+        err.add_note(f"raised by {op}(dtype={dtype!r})")
+        raise
+
+
 def _scheme(dtype, op):
-    d = splitprec.dtype(dtype)
+    d = _named(dtype, op)
     if not _supported(d):
         raise ValueError(f"{op}: no bound is derived for scheme {d.name!r} (target {d.target}); "
                          f"bounded schemes: {', '.join(map(repr, schemes()))}")
@@ -53,6 +62,12 @@ def _rn(n, lam):
     for a probabilistic bound (``lam`` not None) the smaller of it and ``gamma_tilde_n(lam)``."""
     rigorous = gamma(n)
     return rigorous if lam is None else min(rigorous, probabilistic.gamma_tilde(n, lam, U32))
+
+
+def check_k_block(value, name, op):
+    """ValueError naming ``name`` unless ``value`` is None or a positive int (a bool is not a length)."""
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise ValueError(f"{op}: {name} must be a positive int or None, got {value!r}")
 
 
 def _operand(x, name, op):
@@ -223,15 +238,13 @@ def gemm_bound(a, b, dtype=None, engine="cpu", *, precision=None, k_block=None, 
             raise ValueError(f"{op}: chunks= takes the rigorous bound only; expected kind='rigorous'")
         from .chunked import chunked_gemm_bound
         return chunked_gemm_bound(a, b, dtype, chunks, engine=engine, k_block=k_block, small_k_block=small_k_block)
-    if splitprec.dtype(dtype).target == "float64":     # ozaki2_int8x<N>: float64 operands, both engines
+    if _named(dtype, op).target == "float64":     # ozaki2_int8x<N>: float64 operands, both engines
         return ozaki2_gemm_bound(a, b, splitprec.dtype(dtype), engine)
     d = _scheme(dtype, op)
     if engine not in ENGINES:
         raise ValueError(f"{op}: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")
-    if k_block is not None and (not isinstance(k_block, int) or k_block < 1):
-        raise ValueError(f"{op}: k_block must be a positive int or None, got {k_block!r}")
-    if small_k_block is not None and (not isinstance(small_k_block, int) or small_k_block < 1):
-        raise ValueError(f"{op}: small_k_block must be a positive int or None, got {small_k_block!r}")
+    check_k_block(k_block, "k_block", op)
+    check_k_block(small_k_block, "small_k_block", op)
     a, b = _operand(a, "a", op), _operand(b, "b", op)
     matmul_shapes(a, b, op)
     k = a.shape[-1]

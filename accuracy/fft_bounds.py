@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from . import probabilistic
-from .bounds import ENGINES, ETA32, FP32_MAX, U32, _accumulation, _round_up, _scheme, gamma
+from .bounds import ENGINES, ETA32, FP32_MAX, U32, _accumulation, _round_up, _scheme, check_k_block, gamma
 
 _TWIDDLE64 = 2.0 ** -48     # |fl64(cos/sin(-2 pi t / n)) - exact| (angle and libm rounding)
 _ODD_RADICES = (9, 7, 5, 3)
@@ -191,7 +191,7 @@ _NORMS = {None: "backward", "backward": "backward", "ortho": "ortho", "forward":
 def _norm_factor(norm, n, inverse, op):
     """``(c, e_c)``: the exact norm factor of ``splitprec.fft`` and the relative error of its float32
     rounding (``1/n`` and ``1/sqrt(n)`` are formed in float64 and rounded once to float32)."""
-    if norm not in _NORMS:
+    if not (norm is None or isinstance(norm, str)) or norm not in _NORMS:
         raise ValueError(f"{op}: unknown norm {norm!r}; expected None, 'backward', 'ortho' or 'forward'")
     kind = _NORMS[norm]
     if kind == "ortho":
@@ -221,6 +221,9 @@ def fft_bound(x, dtype, engine="cpu", *, k_block=256, norm=None, inverse=False, 
         The scheme.
     engine : {"cpu", "gpu"}
         Accumulator model of the DFT-block products, as in :func:`gemm_bound`.
+    k_block : int, keyword-only
+        As ``k_block`` and ``small_k_block`` of :func:`gemm_bound`, for each pass's DFT-block
+        products (``k = 2r`` for radix ``r``); positive.
     norm : {None, "backward", "ortho", "forward"}, keyword-only
         numpy's normalization; ``c`` is its factor (``1/n``, ``1/sqrt(n)`` or 1).
     inverse : bool, keyword-only
@@ -241,7 +244,8 @@ def fft_bound(x, dtype, engine="cpu", *, k_block=256, norm=None, inverse=False, 
     TypeError
         ``x`` of another dtype (float64, complex128, integers); ``inverse`` not a bool.
     ValueError
-        A 0-d ``x`` or an empty last axis; unknown scheme, engine or kind; confidence outside (0, 1).
+        A 0-d ``x`` or an empty last axis; unknown scheme, engine, norm or kind; ``k_block`` not a
+        positive int; confidence outside (0, 1).
 
     Accuracy: derived in docs/bounds.md ("FFT", after Higham ch. 24); checked by
     ``tests/test_search.py::test_fft_error_within_bound`` and ``tests/test_range.py``.
@@ -253,10 +257,7 @@ def fft_bound(x, dtype, engine="cpu", *, k_block=256, norm=None, inverse=False, 
     True
     """
     op = "fft_bound"
-    random_errors = probabilistic.check_kind(kind, confidence, op)
-    d = _scheme(dtype, op)
-    if engine not in ENGINES:
-        raise ValueError(f"{op}: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")
+    d, random_errors = _options(dtype, engine, k_block, kind, confidence, op)
     x = _signal(x, op, (np.float16, np.float32, np.complex64), "float32, complex64 (or float16)")
     n = x.shape[-1]
     if not isinstance(inverse, (bool, np.bool_)):
@@ -266,6 +267,17 @@ def fft_bound(x, dtype, engine="cpu", *, k_block=256, norm=None, inverse=False, 
     lam = _fft_lam(d, n, confidence) if random_errors else None
     out = np.array([_line_bound(d, line, engine, k_block, factor, lam) for line in lines])
     return float(out[0]) if x.ndim == 1 else out.reshape(x.shape[:-1])
+
+
+def _options(dtype, engine, k_block, kind, confidence, op):
+    """``(scheme, kind is probabilistic)`` once every option is checked; errors name ``op``, the
+    public function called (``rfft_bound`` runs ``fft_bound``)."""
+    random_errors = probabilistic.check_kind(kind, confidence, op)
+    d = _scheme(dtype, op)
+    if engine not in ENGINES:
+        raise ValueError(f"{op}: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")
+    check_k_block(k_block, "k_block", op)
+    return d, random_errors
 
 
 def _fft_lam(d, n, confidence):
@@ -312,13 +324,13 @@ def rfft_bound(x, dtype, engine="cpu", *, k_block=256, norm=None, kind="rigorous
     True
     """
     op = "rfft_bound"
-    probabilistic.check_kind(kind, confidence, op)
+    _options(dtype, engine, k_block, kind, confidence, op)
     x = _signal(x, op, (np.float16, np.float32), "float32 (or float16)").astype(np.float32)
     n = x.shape[-1]
+    c, e_c = _norm_factor(norm, n, False, op)
     options = dict(k_block=k_block, kind=kind, confidence=confidence)
     if n % 2:
         return math.sqrt(2) * fft_bound(x.astype(np.complex64), dtype, engine, norm=norm, **options)
-    c, e_c = _norm_factor(norm, n, False, "rfft_bound")
     beta = np.asarray(fft_bound(np.ascontiguousarray(x).view(np.complex64), dtype, engine, **options))
     e_w, mul = _root_error(), _product_error()
     post = U32 + (1 + e_w) * (U32 + (1 + U32) * mul) + e_w * (1 + U32)

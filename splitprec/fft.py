@@ -66,6 +66,7 @@ the rest of the family in ``tests/test_fft_family.py``.
 from __future__ import annotations
 
 import functools
+import numbers
 import operator
 import os
 import warnings
@@ -351,7 +352,7 @@ def __ua_function__(method, args, kwargs):
     """scipy.fft's backend hook, for ``scipy.fft.set_backend(splitprec.fft)``: scipy.fft's
     ``method`` runs here when splitprec has it and ``x`` is a numpy or cupy array of float32 or
     complex64 (float32 only for ``rfft*`` and ``ihfft``), with scipy's ``n``/``s``, ``axis``/``axes``
-    (``s`` without ``axes``: the last ``len(s)`` axes, scipy's rule) and ``norm``; ``overwrite_x``
+    (scipy's rules for them: :func:`_scipy_nd_args`) and ``norm``; ``overwrite_x``
     is accepted and ignored, ``workers`` checked as scipy checks it (an int or a bool, not 0 and not
     below ``-os.cpu_count()``) and then ignored. Anything else (other dtypes, lists, ``plan=``, the
     transforms splitprec lacks: dct, dst, hfftn, fht, ...) returns NotImplemented, so scipy runs
@@ -369,9 +370,24 @@ def __ua_function__(method, args, kwargs):
         return NotImplemented
     params.pop("overwrite_x", None)
     _check_workers(params.pop("workers", None), method.__name__)
-    if names is _SCIPY_N_D and params.get("s") is not None and params.get("axes") is None:
-        params["axes"] = tuple(range(-len(params["s"]), 0))
+    if names is _SCIPY_N_D:
+        _scipy_nd_args(params, x.ndim, method.__name__)
     return ours(x, **params)
+
+
+def _scipy_nd_args(params, ndim, op):
+    """scipy.fft's rules for ``s`` and ``axes`` of the n-D transforms, applied to ``params``: a
+    scalar is a one-element sequence; ``s`` without ``axes`` means the last ``len(s)`` axes in
+    ``*fftn`` (``*fft2`` keep their ``(-2, -1)``); repeated axes raise ValueError (numpy allows them)."""
+    for key in ("s", "axes"):
+        if isinstance(params.get(key), numbers.Number):
+            params[key] = (params[key],)
+    if params.get("s") is not None and params.get("axes") is None and op.endswith("n"):
+        params["axes"] = tuple(range(-len(params["s"]), 0))
+    axes = tuple(params.get("axes") or ())
+    within = [ax % ndim for ax in axes if isinstance(ax, numbers.Integral) and -ndim <= ax < ndim]
+    if len(set(within)) != len(within):
+        raise ValueError(f"{op}: axes={axes!r} repeats an axis; expected unique axes (scipy.fft's rule)")
 
 
 def _check_workers(workers, op):

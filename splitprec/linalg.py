@@ -213,7 +213,7 @@ def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: Sc
         GPU operands where no usable CUDA GPU is.
 
     Accuracy: ``accuracy.gemm_bound(a, b, dtype)``, checked by
-    ``tests/test_linalg.py::test_matmul_error_within_bound``, for ``ozaki2_int8x<N>``
+    ``tests/test_search.py::test_gemm_error_within_bound``, for ``ozaki2_int8x<N>``
     ``tests/test_ozaki.py::test_matmul_error_within_bound``, for ``ozaki2_int8_adaptive``
     ``tests/test_fp64.py::test_adaptive_error_within_bound_on_spans_and_range_edges``.
 

@@ -223,7 +223,7 @@ def plan(a, b, max_slices=MAX_SLICES):
     least possible cost (:func:`_key_floor`) cannot beat the best plan found is not planned.
 
     Accuracy: ``accuracy.gemm_bound(a, b, "ozaki2_int8_adaptive")``, within DGEMM's worst-case
-    bound; checked by ``tests/test_fp64.py::test_adaptive_bound_is_within_dgemm_s``.
+    bound; checked by ``tests/test_fp64.py::test_adaptive_error_within_bound_on_spans_and_range_edges``.
     """
     xp = namespace(a, b)
     m, n = a.shape[-2], b.shape[-1]

@@ -638,8 +638,34 @@ def test_sum_initial_is_one_more_term_of_the_compensated_sum():
     assert a.sum(initial=1.0) == np.float32(2.0 ** 24 + 2) and np.sum(a, initial=-(2.0 ** 24)) == 1.0
 
 
+@pytest.mark.parametrize("kwargs", [{}, {"axis": 0}, {"where": False}])
+def test_empty_mean_warns_both_of_numpys_warnings_regression(kwargs):
+    """An empty ``mean`` gave only "Mean of empty slice." (numpy 2 drops the period) and not the
+    "invalid value encountered in divide" of numpy's 0 / 0, which ``np.errstate`` controls."""
+    x = np.zeros((0, 3), np.float32) if "where" not in kwargs else np.ones((2, 3), np.float32)
+    a = sp.asarray(x)
+    for data in (x, a):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert np.isnan(np.mean(data, **kwargs)).all()
+        assert [str(w.message) for w in caught] == ["Mean of empty slice", "invalid value encountered in divide"]
+    with np.errstate(invalid="raise"), pytest.warns(RuntimeWarning, match="^Mean of empty slice$"), \
+            pytest.raises(FloatingPointError, match="invalid value encountered in divide"):
+        np.mean(a, **kwargs)
+
+
+@pytest.mark.parametrize("reduce", [np.sum, np.mean])
+@pytest.mark.parametrize("axis", [True, (0, np.True_)])
+def test_sum_and_mean_refuse_a_bool_axis_as_numpy_regression(reduce, axis):
+    """``np.sum(a, axis=True)`` summed over axis 1; numpy raises TypeError for a bool axis."""
+    with pytest.raises(TypeError):
+        reduce(np.ones((2, 3), np.float32), axis=axis)
+    with pytest.raises(TypeError, match=rf"^{reduce.__name__}: axis .*True.* holds a bool; expected None, an integer"):
+        reduce(sp.ones((2, 3)), axis=axis)
+
+
 def test_empty_mean_and_overflowing_sum_warn_as_numpy_regression():
-    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+    with np.errstate(invalid="ignore"), pytest.warns(RuntimeWarning, match="Mean of empty slice"):
         assert np.isnan(sp.zeros((0,)).mean())
     big = sp.full(2, 2.0 ** 127)
     with pytest.warns(RuntimeWarning, match="overflow encountered in sum"):
@@ -665,10 +691,27 @@ def test_norm_within_two_units_of_roundoff(x):
 
 
 def test_norm_rejects_unsupported_orders():
-    with pytest.raises(TypeError, match=r"^norm: ord=2 over 2 axis/axes is not supported"):
-        np.linalg.norm(sp.ones((2, 2)), ord=2)
+    with pytest.raises(ValueError, match=r"^norm: ord=2 over 3 axes; expected ord=None, or an axis naming one"):
+        np.linalg.norm(sp.ones((2, 2, 2)), ord=2)
+    with pytest.raises(ValueError, match=r"^Invalid norm order for matrices"):         # numpy's own
+        np.linalg.norm(sp.ones((2, 2)), ord=0)
     with pytest.raises(ValueError, match=r"^vector_norm: invalid norm order 'fro' for vectors"):
         np.linalg.vector_norm(sp.ones(2), ord="fro")
+
+
+@pytest.mark.parametrize("ord", [1, -1, 2, -2, np.inf, -np.inf, "nuc"])
+@pytest.mark.parametrize("axis", [None, (0, 2), (2, 0)])
+def test_norm_takes_the_matrix_orders_matrix_norm_takes_regression(ord, axis):
+    """``np.linalg.norm(S, ord=2)`` of a matrix raised TypeError while ``matrix_norm`` ran it;
+    both now run numpy's float32 routine, over the axes in the order given."""
+    x = rng.standard_normal((3, 2, 4)).astype(np.float32)
+    a = sp.asarray(x, dtype="bf16x9")
+    x, a = (x[0], a[0]) if axis is None else (x, a)
+    got = np.linalg.norm(a, ord=ord, axis=axis, keepdims=True)
+    assert isinstance(got, sp.SplitArray) and got.dtype == "bf16x9"
+    assert_same(got.to_numpy(), np.linalg.norm(x, ord=ord, axis=axis, keepdims=True))
+    if axis is None:
+        assert_same(np.asarray(np.linalg.matrix_norm(a, ord=ord)), np.linalg.matrix_norm(x, ord=ord))
 
 
 @given(x=hnp.arrays(np.float32, st.integers(1, 30), elements=st.floats(-2.0 ** 100, 2.0 ** 100, width=32)),

@@ -210,6 +210,26 @@ def test_dtype_functions_follow_the_standard():
     assert info.capabilities()["boolean indexing"]
 
 
+def test_inspection_refuses_unknown_kinds_and_devices_regression():
+    """``dtypes(kind="bogus")`` gave ``{}`` and an unknown device was taken; numpy's info raises
+    ValueError for both."""
+    info = xp.__array_namespace_info__()
+    with pytest.raises(ValueError, match=r"^dtypes: unknown kind 'bogus'; expected one of 'bool', "):
+        info.dtypes(kind=("bool", "bogus"))
+    with pytest.raises(ValueError, match=r"^default_dtypes: unknown device 'tpu'; expected None or one of 'cpu'"):
+        info.default_dtypes(device="tpu")
+    with pytest.raises(ValueError, match=r"^dtypes: unknown device 'tpu'"):
+        info.dtypes(device="tpu")
+    assert info.dtypes(device="cpu", kind="complex floating") == {}
+    assert list(info.dtypes(kind=("bool", "unsigned integer"))) == ["bool", "uint8", "uint16", "uint32", "uint64"]
+
+
+def test_result_type_names_a_splitarrays_dtype_in_its_error_regression():
+    """The refusal printed ``<class 'numpy.float32'>`` for a SplitArray operand."""
+    with pytest.raises(TypeError, match=r"^result_type: float32, int32 promote to float64, which "):
+        xp.result_type(xp.asarray([1.0]), xp.asarray([1], dtype=xp.int32))
+
+
 def test_elementwise_statistical_and_manipulation_functions_return_splitarrays_of_the_scheme():
     x = xp.asarray(rng.standard_normal((3, 4)).astype(np.float32), dtype="bf16x6")
     values = x.to_numpy()

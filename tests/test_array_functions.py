@@ -94,6 +94,37 @@ def test_methods_match_numpys(method, args):
     assert same(a.real, X.real) and same(a.imag, X.imag)
 
 
+@pytest.mark.parametrize("method, args", [
+    ("cumprod", (1,)), ("argsort", (0,)), ("nonzero", ()), ("take", ([0, 5],)), ("repeat", (2, 1)),
+    ("diagonal", (1,)), ("trace", ()), ("reshape", ((2, -1),))])
+def test_more_ndarray_methods_match_numpys_regression(method, args):
+    """``a.argsort()``, ``a.take(...)``, ``a.trace()``, ... raised AttributeError."""
+    a = sp.asarray(X, dtype="tf32x3")
+    got, expected = getattr(a, method)(*args), getattr(X, method)(*args)
+    assert same(got, expected) if not isinstance(expected, tuple) else all(map(same, got, expected))
+    assert not isinstance(expected, np.ndarray) or expected.dtype != np.float32 or got.dtype == "tf32x3"
+
+
+def test_sort_method_sorts_in_place_and_drops_the_cached_split_regression():
+    """``a.sort()`` raised AttributeError; as ``ndarray.sort`` it sorts in place and returns None."""
+    a = sp.asarray(X.copy(), dtype="bf16x9")
+    before = a @ a.T                                                         # caches a's parts
+    assert a.sort(axis=0) is None
+    assert np.array_equal(a.to_numpy(), np.sort(X, axis=0))
+    assert np.array_equal((a @ a.T).to_numpy(), sp.matmul(np.sort(X, axis=0), np.sort(X, axis=0).T, dtype="bf16x9"))
+    assert not np.array_equal(before.to_numpy(), (a @ a.T).to_numpy())
+
+
+def test_reshape_method_takes_copy_as_numpys_regression():
+    """``a.reshape(shape, copy=...)`` (numpy >= 2.1) raised TypeError."""
+    a = sp.asarray(X, dtype="tf32x3")
+    copied = a.reshape((X.size,), copy=True)
+    assert same(copied, X.reshape(-1)) and not np.shares_memory(np.asarray(copied), np.asarray(a))
+    assert np.shares_memory(np.asarray(a.reshape(X.size, copy=False)), np.asarray(a))
+    with pytest.raises(ValueError, match=r"^reshape: copy=False but shape \(\d+,\) of an array of shape"):
+        a.T.reshape(X.size, copy=False)
+
+
 def test_like_functions_keep_the_scheme_or_take_the_given_one():
     a = sp.asarray(X, dtype="fp16x3")
     for got, fill in ((np.zeros_like(a), 0), (np.ones_like(a), 1), (np.full_like(a, -2.5), -2.5)):
@@ -315,8 +346,28 @@ def test_dot_and_outer_take_out_as_matmul_does_regression():
     into = sp.zeros((6, 4), dtype="tf32x3")
     assert np.outer(a[0], b[0], out=into) is into and np.array_equal(into.to_numpy(), np.outer(a[0], b[0]).to_numpy())
     for call in (np.dot, np.matmul):
-        with pytest.raises(TypeError, match=rf"^{call.__name__}: out must be a SplitArray, got ndarray"):
-            call(a, b, out=np.zeros((4, 4), np.float32))
+        with pytest.raises(TypeError, match=rf"^{call.__name__}: out must be a SplitArray, got list"):
+            call(a, b, out=[0.0])
+
+
+@pytest.mark.parametrize("call, shape", [
+    (lambda a, out: np.matmul(a, a.T, out=out), (4, 4)), (lambda a, out: np.dot(a, a.T, out=out), (4, 4)),
+    (lambda a, out: a.__matmul__(a.T) if out is None else np.matmul(a, a.T, out), (4, 4)),
+    (lambda a, out: np.einsum("ij,kj->ik", a, a, out=out), (4, 4)), (lambda a, out: np.vecdot(a, a, out=out), (4,)),
+    (lambda a, out: np.outer(a[0], a[1], out=out), (6, 6))])
+def test_contractions_write_a_float32_numpy_out_as_numpy_does_regression(call, shape):
+    """``np.matmul(s, t, out=ndarray)`` raised TypeError ("out must be a SplitArray") though numpy's
+    ufuncs and reductions of SplitArrays write numpy outs; now the float32 result is stored there."""
+    a = sp.asarray(X, dtype="tf32x3")
+    out = np.full(shape, np.nan, np.float32)
+    assert call(a, out) is out and np.array_equal(out, np.asarray(call(a, None)))
+    with pytest.raises(TypeError, match=r"^\w+: out has dtype float64; expected float32, the result's dtype"):
+        call(a, np.zeros(shape))
+    with pytest.raises(ValueError, match=r"^\w+: out has shape \(1,\) but the result has shape"):
+        call(a, np.zeros(1, np.float32))
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match=r"^\w+: out is read-only; expected a writable array"):
+        call(a, out)
         with pytest.raises(ValueError, match=rf"^{call.__name__}: out has shape \(4, 3\) but the result has shape \(4, 4\)"):
             call(a, b, out=sp.zeros((4, 3), dtype="tf32x3"))
         with pytest.raises(TypeError, match=rf"^{call.__name__}: the result has scheme tf32x3 but out has scheme bf16x9"):

@@ -223,6 +223,35 @@ def test_bounds_reject_unknown_kind_and_confidence_outside_zero_one(bound, x):
             bound(*args, "bf16x9", kind="probabilistic", confidence=confidence)
 
 
+@pytest.mark.parametrize("n", [8, 7], ids=["even n", "odd n"])
+@pytest.mark.parametrize("bound", [fft_bound, rfft_bound])
+@pytest.mark.parametrize("option, message", [
+    ({"engine": "tpu"}, r"unknown engine 'tpu'; expected one of 'cpu', 'gpu'"),
+    ({"norm": "sideways"}, r"unknown norm 'sideways'; expected None, 'backward', 'ortho' or 'forward'"),
+    ({"norm": ["ortho"]}, r"unknown norm \['ortho'\]; expected None"),
+    ({"engine": "gpu", "k_block": 0}, r"k_block must be a positive int or None, got 0"),
+    ({"engine": "gpu", "k_block": "64"}, r"k_block must be a positive int or None, got '64'"),
+    ({"dtype": "ozaki2_int8x14"}, r"no bound is derived for scheme 'ozaki2_int8x14'")])
+def test_fft_bounds_name_the_function_called_and_check_every_option_regression(n, bound, option, message):
+    """rfft_bound's errors named fft_bound, which it runs, an odd n skipped its norm check, fft_bound
+    took any k_block (0 silently, a str as a bare TypeError from a comparison) and a list norm raised
+    'unhashable type'."""
+    x = np.ones(n, np.float32 if bound is rfft_bound else np.complex64)
+    options = {"dtype": "bf16x9", **option}
+    with pytest.raises(ValueError, match=rf"^{bound.__name__}: {message}"):
+        bound(x, **options)
+
+
+@pytest.mark.parametrize("bound, args", [(gemm_bound, (np.ones((2, 3), np.float32), np.ones((3, 2), np.float32))),
+                                         (fft_bound, (np.ones(8, np.complex64),)),
+                                         (rfft_bound, (np.ones(8, np.float32),))])
+def test_bounds_add_their_name_to_an_unknown_scheme_error_regression(bound, args):
+    """An unknown scheme raised splitprec.dtype's error with no word of which bound was called."""
+    with pytest.raises(ValueError, match=r"^unknown split dtype 'bf16x4'") as raised:
+        bound(*args, "bf16x4")
+    assert raised.value.__notes__ == [f"raised by {bound.__name__}(dtype='bf16x4')"]
+
+
 # ---- probabilistic bounds (docs/bounds.md, section 13) ---------------------------------------------
 
 def test_lambda_meets_the_union_bound_of_higham_and_mary():

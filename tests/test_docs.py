@@ -35,6 +35,21 @@ def test_every_local_link_of_readme_and_docs_resolves():
     assert missing == []
 
 
+def test_every_test_the_docs_and_docstrings_name_exists_regression():
+    """docs/conventions.md named a tests/test_conventions.py that never existed, and docstrings named
+    renamed tests: each ``tests/<file>.py`` or ``tests/<file>.py::<test>`` that README.md, docs/,
+    accuracy/ or splitprec's modules cite must be there."""
+    pages = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "accuracy").glob("*.py"),
+             *(ROOT / "splitprec").glob("*.py"), *(ROOT / "splitprec" / "engines").rglob("*.py")]
+    missing = []
+    for page in pages:
+        for file, test in re.findall(r"tests/(test_\w+\.py)(?:::(\w+))?", page.read_text()):
+            path = ROOT / "tests" / file
+            if not path.exists() or test and not re.search(rf"^def {test}\b", path.read_text(), re.M):
+                missing.append(f"{page.relative_to(ROOT)} -> tests/{file}{'::' + test if test else ''}")
+    assert missing == []
+
+
 def test_docs_examples_run_from_another_working_directory_regression(tmp_path):
     """The doctests of README.md and docs/*.md, and docs/dask.md's script, import the harness as
     ``splitprec.accuracy``: run from a folder where a bare ``import accuracy`` finds nothing."""

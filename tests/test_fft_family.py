@@ -233,6 +233,26 @@ def test_scipy_backend_takes_the_workers_scipy_takes_regression(workers):
         np.testing.assert_array_equal(scipy_fft.fft(x, workers=workers), sp.fft.fft(x))
 
 
+@pytest.mark.parametrize("name", ["fft2", "fftn", "rfft2", "rfftn", "irfft2", "irfftn"])
+def test_scipy_backend_follows_scipys_s_and_axes_rules_regression(name):
+    """Under the backend a scalar ``s``/``axes`` raised a bare TypeError, ``fft2(x, s=(3,))``
+    transformed only the last axis (scipy raises ValueError), and repeated axes ran (scipy refuses)."""
+    x = _complex(4, 6) if name.startswith("i") else rng.standard_normal((4, 6)).astype(np.float32)
+    run = getattr(scipy_fft, name)
+    with scipy_fft.set_backend(sp.fft, only=True):
+        np.testing.assert_array_equal(run(x, s=4, axes=0), getattr(sp.fft, name)(x, s=(4,), axes=(0,)))
+        np.testing.assert_array_equal(run(x, axes=1), getattr(sp.fft, name)(x, axes=(1,)))
+        with pytest.raises(ValueError, match=rf"^{name}: axes=\(0, -2\) repeats an axis; expected unique axes"):
+            run(x, axes=(0, -2))
+        with pytest.raises(ValueError):
+            run(x, s=(3,)) if name.endswith("2") else run(x, s=(3,), axes=(0, 1))
+    with pytest.raises(ValueError, match="all axes must be unique"):
+        run(x, axes=(0, -2))                                                 # scipy's own rule
+    if name.endswith("2"):
+        with pytest.raises(ValueError, match="have to be of the same length"):
+            run(x, s=(3,))
+
+
 @pytest.mark.parametrize("call", [
     lambda: scipy_fft.fft(np.ones(8)),                                       # float64
     lambda: scipy_fft.fft([1.0, 2.0]),                                       # a list

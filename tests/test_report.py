@@ -2,6 +2,8 @@
 import json
 import math
 import os
+import pathlib
+import re
 import subprocess
 import sys
 
@@ -338,6 +340,15 @@ def test_fixed_fp64_schemes_are_reported_as_fp64_only_within_their_span_regressi
             "DGEMM, on fp64_span_phi16_k256).") in findings
     assert "ozaki2_int8_adaptive (gemm, cpu engine): within 4x DGEMM's error on every case." in findings
     assert any(line.startswith("fp32 class only within") and "fp16x3 (within 25 binades;" in line for line in findings)
+
+
+def test_docs_describe_every_summary_column_regression():
+    """docs/report.md described four of the summary's columns; worst x native, worst error/prob.
+    bound and cases were in every table with no word on what they are."""
+    page = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "report.md").read_text()
+    described = set(re.findall(r"\*\*([^*]+)\*\*", page))
+    headers = {header.removesuffix(" (N(0,1))") for header, _, _ in report._COLUMNS}
+    assert headers - {"engine", "op", "scheme", "on case"} <= described
 
 
 @pytest.mark.parametrize("ratio, text", [(1 - 8e-14, "0.99999999999992"), (0.9996, "0.9996"), (0.5, "0.5"),

@@ -22,6 +22,8 @@ import string
 
 import numpy as np
 
+from .._backend import is_cupy
+from ..interop import writable
 from ..linalg import _raw_matmul, _scheme as linalg_scheme, core_axes, core_last, core_placed
 from .core import PROTOCOLS, SplitArray, data, finish, result_scheme, write_out
 from .convert import as_float32, same_device
@@ -38,7 +40,7 @@ def matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul", axes=None
         c = matmul(core_last(a, entries[0], np.moveaxis), core_last(b, entries[1], np.moveaxis),
                    dtype=dtype, precision=precision, op=op)
         c = core_placed(c, entries[2], np.moveaxis)
-        return c if out is None else write_out(out, data(c, op, "the result"), result_scheme((a, b), (out,)), op)
+        return c if out is None else written(out, data(c, op, "the result"), result_scheme((a, b), (out,)), op)
     if dtype is None and precision is None:
         dtype = result_scheme((a, b), (out,))
     values = [x._value if isinstance(x, SplitArray) else as_float32(x, op, name) for x, name in ((a, "a"), (b, "b"))]
@@ -46,7 +48,24 @@ def matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul", axes=None
     splitters = [x._parts if isinstance(x, SplitArray) else None for x in (a, b)]
     caches = [x._cached if isinstance(x, SplitArray) else None for x in (a, b)]
     value = _raw_matmul(*values, out=None, dtype=d, precision=None, op=op, splitters=splitters, caches=caches)
-    return finish(SplitArray._wrap(value, d)) if out is None else write_out(out, value, d, op)
+    return finish(SplitArray._wrap(value, d)) if out is None else written(out, value, d, op)
+
+
+def written(out, value, d, op):
+    """``out`` holding a contraction's float32 ``value`` (scheme ``d``): a SplitArray
+    (:func:`write_out`) or, as numpy's ``out=``, a writable float32 numpy/cupy array of its shape."""
+    if isinstance(out, SplitArray) or not (isinstance(out, np.ndarray) or is_cupy(out)):
+        return write_out(out, value, d, op)
+    if out.dtype != np.float32:
+        raise TypeError(f"{op}: out has dtype {out.dtype}; expected float32, the result's dtype "
+                        "(or a SplitArray)")
+    if out.shape != value.shape:
+        raise ValueError(f"{op}: out has shape {out.shape} but the result has shape {value.shape}; "
+                         "expected equal shapes")
+    writable(out, op)
+    same_device(op, out, value)
+    out[...] = value
+    return out
 
 
 def plain(x, op, d=None):
@@ -189,7 +208,7 @@ def run_einsum(subscripts, operands, op="einsum"):
 
 def _finished(result, out, op):
     """``result`` (a SplitArray) for the caller: its scalar if ndim 0, or written into ``out``."""
-    return finish(result) if out is None else write_out(out, result._value, result._dtype, op)
+    return finish(result) if out is None else written(out, result._value, result._dtype, op)
 
 
 @implements(np.einsum)

@@ -355,9 +355,11 @@ class SplitArray(NDArrayOperatorsMixin):
         return SplitArray._wrap(fn(self._value), self._dtype, self._storage, (self, fn))
 
     # -- shape methods ---------------------------------------------------------------------------
-    def reshape(self, *shape, order="C"):
-        """The array in a new shape (numpy's ``reshape``)."""
+    def reshape(self, *shape, order="C", copy=None):
+        """The array in a new shape (numpy's ``reshape``; ``copy`` as in ``np.reshape``)."""
         shape = shape[0] if len(shape) == 1 else shape
+        if copy is not None:
+            return np.reshape(self, shape, order=order, copy=copy)
         return self._view(lambda v: v.reshape(shape, order=order))
 
     def transpose(self, *axes):
@@ -398,6 +400,18 @@ class SplitArray(NDArrayOperatorsMixin):
     round = _method(np.round, "Values rounded to ``decimals`` in float32 (``np.round``).")
     conj = conjugate = _method(np.conjugate, "The complex conjugate: a copy, for real data.")
     dot = _method(np.dot, "The dot product in the scheme (``np.dot``).")
+    cumprod = _method(np.cumprod, "Cumulative product in float32 (``np.cumprod``).")
+    argsort = _method(np.argsort, "Indices that sort the array (``np.argsort``).")
+    nonzero = _method(np.nonzero, "Indices of the nonzero elements (``np.nonzero``).")
+    searchsorted = _method(np.searchsorted, "Insertion indices into this sorted 1-D array (``np.searchsorted``).")
+    take = _method(np.take, "Elements at the given indices (``np.take``).")
+    repeat = _method(np.repeat, "Each element repeated (``np.repeat``).")
+    diagonal = _method(np.diagonal, "The given diagonal, a view (``np.diagonal``).")
+    trace = _method(np.trace, "Sum along a diagonal in float32 (``np.trace``).")
+
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+        """Sort in place along ``axis``, as ``ndarray.sort`` (a write: the cached parts are dropped)."""
+        self[...] = np.sort(self, axis=axis, kind=kind, order=order, stable=stable)
 
     # -- numpy protocols -------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):

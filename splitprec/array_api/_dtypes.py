@@ -15,6 +15,11 @@ _KINDS["integral"] = _KINDS["signed integer"] + _KINDS["unsigned integer"]
 _KINDS["numeric"] = _KINDS["integral"] + _KINDS["real floating"]
 
 
+def _unknown_kind(op, kind):
+    return ValueError(f"{op}: unknown kind {kind!r}; expected one of "
+                      f"{', '.join(map(repr, sorted(_KINDS)))} or 'complex floating'")
+
+
 def _numpy(x):
     """numpy's dtype for ``x`` (a dtype or an array): a scheme or a SplitArray stands for float32."""
     if isinstance(x, (SplitArray, SplitDType)):
@@ -64,8 +69,7 @@ def isdtype(dtype, kind):
         return any(isdtype(dtype, k) for k in kind)
     if isinstance(kind, str):
         if kind not in _KINDS and kind != "complex floating":
-            raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of "
-                             f"{', '.join(map(repr, sorted(_KINDS)))} or 'complex floating'")
+            raise _unknown_kind("isdtype", kind)
         return np.dtype(_numpy(dtype)).name in _KINDS.get(kind, ())
     return np.dtype(_numpy(dtype)) == np.dtype(_numpy(kind))
 
@@ -75,7 +79,7 @@ def result_type(*arrays_and_dtypes):
     among them (float32 if none); a wider float result than float32 is refused (TypeError)."""
     schemes = [x._dtype if isinstance(x, SplitArray) else x for x in arrays_and_dtypes
                if isinstance(x, (SplitArray, SplitDType))]
-    numpy_inputs = [getattr(x, "dtype", x) if not isinstance(x, (SplitArray, SplitDType)) else np.float32
+    numpy_inputs = [getattr(x, "dtype", x) if not isinstance(x, (SplitArray, SplitDType)) else np.dtype(np.float32)
                     for x in arrays_and_dtypes]
     result = np.result_type(*numpy_inputs)
     if result == np.float32:
@@ -104,13 +108,24 @@ class _Info:
             return ["cpu"]
 
     def default_dtypes(self, *, device=None):
+        self._check_device(device, "default_dtypes")
         return {"real floating": np.dtype(np.float32), "complex floating": None,
                 "integral": np.dtype(np.int64), "indexing": np.dtype(np.int64)}
 
     def dtypes(self, *, device=None, kind=None):
+        self._check_device(device, "dtypes")
         kinds = [kind] if isinstance(kind, str) else list(kind) if kind is not None else ["bool", "numeric"]
+        unknown = [k for k in kinds if k not in _KINDS and k != "complex floating"]
+        if unknown:
+            raise _unknown_kind("dtypes", unknown[0])
         names = [n for k in kinds for n in _KINDS.get(k, ())]
         return {n: np.dtype(n) for n in dict.fromkeys(names)}
+
+    def _check_device(self, device, op):
+        """A ValueError for a ``device`` that is not one of :meth:`devices` (numpy's info raises too)."""
+        if device is not None and device not in self.devices():
+            raise ValueError(f"{op}: unknown device {device!r}; expected None or one of "
+                             f"{', '.join(map(repr, self.devices()))}")
 
 
 def __array_namespace_info__():

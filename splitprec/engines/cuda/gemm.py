@@ -102,7 +102,7 @@ def matmul_fp32(a, b):
     current stream with no host wait.
 
     Accuracy: ``accuracy.gemm_bound(a, b, precision="fp32", engine="gpu")``, checked by
-    ``tests/test_kernels_gemm.py::test_gpu_precision_fp32_within_bound``.
+    ``tests/test_plans.py::test_gpu_precision_fp32_within_bound``.
     """
     import cupy
     batch_shape, batch, m, k, n = product_shape(a, b)
