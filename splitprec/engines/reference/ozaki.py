@@ -121,7 +121,8 @@ def _fmod(x, m, out=None):
     """``numpy.fmod(x, m)`` of integer-valued float64 ``x`` (``|x| < 2**52``) and modulus ``m``, by
     exact operations: ``x - m trunc(x / m)`` (the quotient rounds to the right integer at these
     magnitudes), the sign of ``x`` kept on zeros, as fmod does; libm's fmod costs ~15 ns an entry.
-    Into ``out`` (``x`` itself allowed), over blocks of ``RESIDUE_BLOCK`` entries as :func:`residues`."""
+    Into ``out`` (``x`` itself allowed, or a float32 array when the results fit), over blocks of
+    ``RESIDUE_BLOCK`` entries as :func:`residues`."""
     x = np.ascontiguousarray(x)
     out = np.empty_like(x) if out is None else out
     flat, flat_out = x.reshape(-1), out.reshape(-1)
@@ -148,12 +149,11 @@ def _modular_products(ra, rb, d):
         acc = None
         for k0 in range(0, k, K_BLOCK):
             total, run = _block_product(ra[l], rb[l], k0, min(k0 + K_BLOCK, k), total, run)
-            _fmod(total, m, out=total)
             if acc is None:
-                acc = total.astype(np.float32)
+                acc = _fmod(total, m, out=np.empty(total.shape, np.float32))
             else:
                 reduced = _fmod(acc.astype(np.float64), m)
-                reduced += total
+                reduced += _fmod(total, m, out=total)
                 acc = reduced.astype(np.float32)
         out.append(acc if k <= K_BLOCK else _fmod(acc.astype(np.float64), m).astype(np.float32))
     return out
