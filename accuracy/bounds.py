@@ -17,7 +17,9 @@ from splitprec.dtypes import cheapest, check_precision
 
 from . import probabilistic
 from .ozaki_bound import matmul_shapes, ozaki2_gemm_bound
-from .reference import infinite_where_unbounded, round_up as _round_up
+from splitprec.interop import unmasked
+
+from .reference import as_matrices, infinite_where_unbounded, round_up as _round_up, vector_result
 
 U32 = 2.0 ** -24                    # unit roundoff of float32 round-to-nearest
 U_TRUNCATE = 2.0 ** -23             # one-sided error of a truncating (tensor-core) add
@@ -71,11 +73,11 @@ def check_k_block(value, name, op):
 
 
 def _operand(x, name, op):
-    x = np.asarray(x)
+    x = np.asarray(unmasked(x, op, name))
     if x.dtype not in (np.float16, np.float32):
         raise TypeError(f"{op}: {name} has dtype {x.dtype}; expected float32 or float16")
     if x.ndim < 2:
-        raise ValueError(f"{op}: {name} has shape {x.shape}; expected ndim >= 2 (..., rows, cols)")
+        raise ValueError(f"{op}: {name} has shape {x.shape}; expected ndim >= 1")
     return x.astype(np.float32)
 
 
@@ -161,8 +163,9 @@ def gemm_bound(a, b, dtype=None, engine="cpu", *, precision=None, k_block=None, 
 
     Parameters
     ----------
-    a, b : array_like, float32 (or float16), ndim >= 2
-        Operands ``(..., m, k)`` and ``(..., k, n)``; batch dimensions broadcast. float64 for the
+    a, b : array_like, float32 (or float16), ndim >= 1
+        Operands ``(..., m, k)`` and ``(..., k, n)``; batch dimensions broadcast, and a 1-D operand
+        is a row (``a``) or a column (``b``), as in ``numpy.matmul``. float64 for the
         ``ozaki2_int8x<N>`` schemes, whose bound is :func:`accuracy.ozaki_bound.ozaki2_gemm_bound`
         (docs/bounds.md, section 12; ``engine`` and the k-block arguments do not apply).
     dtype : str or splitprec.SplitDType
@@ -199,13 +202,14 @@ def gemm_bound(a, b, dtype=None, engine="cpu", *, precision=None, k_block=None, 
 
     Returns
     -------
-    numpy.ndarray of float64, shape ``(..., m, n)``. ``inf`` where the result may overflow float32
+    numpy.ndarray of float64, shape ``(..., m, n)`` (numpy's for 1-D operands). ``inf`` where the
+    result may overflow float32
     and where the exact product is NaN/inf (that pattern is checked separately, exactly).
 
     Raises
     ------
     TypeError, ValueError
-        Non-float32 operands, ndim < 2, shapes that do not multiply (inner or batch dimensions),
+        Non-float32 operands, 0-d or masked ones, shapes that do not multiply (inner or batch dimensions),
         unknown scheme, engine or kind, a confidence outside (0, 1).
 
     Accuracy: derived in docs/bounds.md ("GEMM"); checked by ``tests/test_bounds.py`` and the
@@ -223,6 +227,13 @@ def gemm_bound(a, b, dtype=None, engine="cpu", *, precision=None, k_block=None, 
     >>> bool(gemm_bound(a, b, "bf16x9", kind="probabilistic")[0, 0] < rigorous / 10)
     True
     """
+    a, b, row, column = as_matrices(a, b, "gemm_bound")
+    return vector_result(_gemm_bound(a, b, dtype, engine, precision, k_block, small_k_block, kind, confidence,
+                                     chunks), row, column)
+
+
+def _gemm_bound(a, b, dtype, engine, precision, k_block, small_k_block, kind, confidence, chunks):
+    """:func:`gemm_bound` of operands of ndim >= 2 (or 0-d ones, refused below)."""
     op = "gemm_bound"
     if dtype is None or precision is not None:
         dtype = _class_pick(a, b, dtype, precision, engine, op)

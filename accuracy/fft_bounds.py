@@ -9,6 +9,7 @@ import functools
 import math
 
 import numpy as np
+from splitprec.interop import unmasked
 
 from . import probabilistic
 from .bounds import ENGINES, ETA32, FP32_MAX, U32, _accumulation, _round_up, _scheme, check_k_block, gamma
@@ -176,7 +177,7 @@ def _bluestein_bound(d, n, norm_x, engine, k_block, lam):
 def _signal(x, op, accepted, kinds):
     """``x`` as an array of an ``accepted`` dtype with a non-empty last axis, else TypeError /
     ValueError naming it (the FFTs' own rule: nothing is converted silently)."""
-    x = np.asarray(x)
+    x = np.asarray(unmasked(x, op, "x"))
     if x.dtype not in accepted:
         raise TypeError(f"{op}: x has dtype {x.dtype}; accepted: {kinds}; nothing is rounded "
                         f"silently (convert explicitly, as splitprec.fft requires)")

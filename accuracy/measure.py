@@ -26,7 +26,7 @@ import splitprec
 from .bounds import gemm_bound, schemes as bounded_schemes
 from .fft_bounds import fft_bound, rfft_bound
 from .ozaki_bound import matmul_shapes
-from .reference import _nonfinite_pattern, exact_dft, exact_matmul
+from .reference import _nonfinite_pattern, as_matrices, exact_dft, exact_matmul
 
 TARGET_OF_DTYPE = {"float16": "float32", "float32": "float32", "float64": "float64"}
 NATIVE = {"float32": "fp32", "float64": "fp64"}      # what "native" is, per scheme target
@@ -353,7 +353,7 @@ def check(a, b, schemes=None, *, engine="cpu"):
 
     Parameters
     ----------
-    a, b : array_like, ndim >= 2
+    a, b : array_like, ndim >= 1 (a 1-D ``a`` is a row, a 1-D ``b`` a column)
         The operands, as they would be passed to ``splitprec.matmul``: float32 (or float16) for
         the float32-target schemes, float64 for the fp64 schemes ``ozaki2_int8x<N>``. With a 2-D
         dask operand, the entries of ``SAMPLE`` rows and columns (fixed seed) are measured
@@ -382,7 +382,7 @@ def check(a, b, schemes=None, *, engine="cpu"):
         float32 with an fp64 scheme, or neither float32 nor float64), before anything is computed;
         ``schemes`` neither a string nor an iterable of names.
     ValueError
-        An unknown scheme name in ``schemes``, an unknown ``engine``, an operand of ndim < 2, or
+        An unknown scheme name in ``schemes``, an unknown ``engine``, a 0-d operand, or
         shapes that do not multiply (inner dimensions that differ, batch dimensions that do not
         broadcast).
     RuntimeError
@@ -403,11 +403,11 @@ def check(a, b, schemes=None, *, engine="cpu"):
     'float64'
     """
     check_engine(engine, "check")
-    a, b = (x if _is_dask(x) else np.asarray(x) for x in (a, b))
+    a, b, _, _ = as_matrices(a, b, "check")              # a vector is a row (a) or a column (b)
     for label, x in (("a", a), ("b", b)):
         if x.ndim < 2:
-            raise ValueError(f"check: {label} has shape {x.shape}; expected a matrix or a stack of "
-                             "matrices (ndim >= 2)")
+            raise ValueError(f"check: {label} has shape {x.shape}; expected a vector, a matrix or a "
+                             "stack of matrices (ndim >= 1)")
     matmul_shapes(a, b, "check")
     if _is_dask(a) or _is_dask(b):
         return _check_sampled(a, b, None if schemes is None else scheme_names(schemes, "check"), engine)

@@ -14,6 +14,8 @@ import numpy as np
 from splitprec.ozaki import scale_exponents
 from splitprec.ozaki_plan import ADAPTIVE, RESCUE_EXPONENT, gamma, overflow_risk, plan
 
+from splitprec.interop import unmasked
+
 from .reference import infinite_where_unbounded, round_up as _round_up
 
 U64 = 2.0 ** -53                     # float64 unit roundoff
@@ -24,11 +26,11 @@ ENGINES = ("cpu", "gpu")
 
 
 def _operand(x, name, op):
-    x = np.asarray(x)
+    x = np.asarray(unmasked(x, op, name))
     if x.dtype != np.float64:
         raise TypeError(f"{op}: {name} has dtype {x.dtype}; the ozaki2 schemes take float64")
     if x.ndim < 2:
-        raise ValueError(f"{op}: {name} has shape {x.shape}; expected ndim >= 2 (..., rows, cols)")
+        raise ValueError(f"{op}: {name} has shape {x.shape}; expected ndim >= 1")
     return x
 
 

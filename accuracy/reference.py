@@ -15,6 +15,9 @@ import math
 import mpmath
 import numpy as np
 
+from splitprec._backend import is_dask
+from splitprec.interop import unmasked
+
 _DIGIT_BITS = 20                      # W: digit width; 2*W + log2(_K_BLOCK) <= 53 keeps digit products exact
 _K_BLOCK = 2 ** (53 - 2 * _DIGIT_BITS)  # 8192: longest inner dimension one digit matmul may sum
 _WINDOW_BITS = 3 * _DIGIT_BITS + 1     # 61 bits gathered for the final rounding (needs >= 55)
@@ -25,14 +28,28 @@ def _significand_bits(dtype):
     return 24 if dtype == np.float32 else 53
 
 
+def as_matrices(a, b, op):
+    """``(a, b, row, column)``: the operands of a product as numpy arrays (masked arrays refused,
+    dask arrays as they are), a 1-D ``a`` made a row and a 1-D ``b`` a column, as numpy's matmul
+    takes them, and whether each was made so (:func:`vector_result` takes the axes out again)."""
+    a, b = (x if is_dask(x) else np.asarray(unmasked(x, op, name)) for x, name in ((a, "a"), (b, "b")))
+    row, column = a.ndim == 1, b.ndim == 1
+    return (a[None, :] if row else a), (b[:, None] if column else b), row, column
+
+
+def vector_result(c, row, column):
+    """The product ``c`` of :func:`as_matrices`' operands without the axes added to 1-D ones."""
+    c = c[..., 0] if column else c
+    return c if not row else c[..., 0] if column else c[..., 0, :]
+
+
 def _as_float(x, name, op):
-    x = np.asarray(x)
     if x.dtype == np.float16:
         x = x.astype(np.float32)
     if x.dtype not in (np.float32, np.float64):
         raise TypeError(f"{op}: {name} has dtype {x.dtype}; expected float16, float32 or float64")
     if x.ndim < 2:
-        raise ValueError(f"{op}: {name} has shape {x.shape}; expected ndim >= 2 (..., rows, cols)")
+        raise ValueError(f"{op}: {name} has shape {x.shape}; expected ndim >= 1")
     return x
 
 
@@ -160,12 +177,13 @@ def exact_matmul(a, b):
 
     Parameters
     ----------
-    a, b : array_like, float16, float32 or float64, ndim >= 2
-        Operands ``(..., m, k)`` and ``(..., k, n)``; batch dimensions broadcast as in numpy.
+    a, b : array_like, float16, float32 or float64, ndim >= 1
+        Operands ``(..., m, k)`` and ``(..., k, n)``; batch dimensions broadcast, and a 1-D operand
+        is a row (``a``) or a column (``b``) whose axis leaves the result, as in ``numpy.matmul``.
 
     Returns
     -------
-    numpy.ndarray of float64, shape ``(..., m, n)``: each entry is the exact sum of the exact
+    numpy.ndarray of float64, shape ``(..., m, n)`` (numpy's for 1-D operands): each entry is the exact sum of the exact
     products rounded once to nearest (ties to even). Where the float64 product of the inputs is
     NaN or infinite because an input is, the result holds that NaN/inf (``inf * 0`` is NaN).
     For float64 inputs an exact result beyond float64's range becomes inf, and one in float64's
@@ -176,7 +194,7 @@ def exact_matmul(a, b):
     TypeError
         Inputs that are not float16/32/64.
     ValueError
-        Inputs of ndim < 2, inner dimensions that differ, batch dimensions that do not broadcast.
+        0-d inputs, inner dimensions that differ, batch dimensions that do not broadcast.
 
     Accuracy: exact up to the final rounding; checked against ``math.fsum`` and
     ``fractions.Fraction`` by ``tests/test_reference.py``.
@@ -187,8 +205,13 @@ def exact_matmul(a, b):
     >>> exact_matmul(np.float32([[1e8, 1, -1e8]]), np.float32([[1], [1], [1]]))
     array([[1.]])
     """
-    a = _as_float(a, "a", "exact_matmul")
-    b = _as_float(b, "b", "exact_matmul")
+    a, b, row, column = as_matrices(a, b, "exact_matmul")
+    return vector_result(_exact_matmul(_as_float(a, "a", "exact_matmul"), _as_float(b, "b", "exact_matmul")),
+                         row, column)
+
+
+def _exact_matmul(a, b):
+    """:func:`exact_matmul` of float32/float64 arrays of ndim >= 2."""
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"exact_matmul: inner dimensions differ: a has shape {a.shape}, "
                          f"b has shape {b.shape}")
@@ -252,7 +275,7 @@ def exact_dft(x):
     >>> exact_dft([1.0, 0.0, 0.0, 0.0])
     array([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
     """
-    x = np.asarray(x)
+    x = np.asarray(unmasked(x, "exact_dft", "x"))
     if x.dtype.kind not in "fc":
         raise TypeError(f"exact_dft: x has dtype {x.dtype}; expected a real or complex float array")
     if x.ndim != 1 or x.size == 0:

@@ -3,7 +3,7 @@
 Members: :func:`read` (operands as numpy/cupy arrays, and how to give a result back in their
 library), :func:`target_of` (the target an operand's dtype asks for), :func:`exact` (an operand as
 the target dtype, never rounded), :func:`write` (a result into ``out=``), :func:`writable` (the
-check, naming ``out``, that it is not read-only).
+check, naming ``out``, that it is not read-only), :func:`unmasked` (the refusal of masked arrays).
 
 In
     numpy and cupy arrays are used as they are. An object with ``__dlpack__`` (a torch tensor, a jax
@@ -39,7 +39,7 @@ import numpy as np
 
 from ._backend import gpu_module, is_cupy, namespace
 
-__all__ = ["Operand", "exact", "read", "target_of", "writable", "write"]
+__all__ = ["Operand", "exact", "read", "target_of", "unmasked", "writable", "write"]
 __dir__ = functools.partial(sorted, __all__)       # dir() shows the public names only
 
 # Anything read() takes: numpy/cupy arrays, DLPack or __cuda_array_interface__ objects, lists,
@@ -113,13 +113,18 @@ def exact(operand: Operand, op, name, *, target, complex_ok=False, accepted="acc
                     f"e.g. {name}.astype(numpy.{holder}))")
 
 
+def unmasked(x, op, name):
+    """``x``, or a TypeError naming it where it is a ``numpy.ma.MaskedArray``: its mask would be
+    ignored (the rule of every entry point, :mod:`splitprec.accuracy`'s too)."""
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(f"{op}: {name} is a numpy.ma.MaskedArray, whose mask would be ignored; "
+                        f"expected a plain array (fill the masked values first, e.g. {name}.filled(0))")
+    return x
+
+
 def _read(x, op, name):
     if isinstance(x, np.ndarray):
-        if isinstance(x, np.ma.MaskedArray):
-            raise TypeError(f"{op}: {name} is a numpy.ma.MaskedArray, whose mask would be ignored; "
-                            f"expected a plain array (fill the masked values first, e.g. "
-                            f"{name}.filled(0))")
-        return Operand(x, False, None)
+        return Operand(unmasked(x, op, name), False, None)
     if is_cupy(x):
         gpu_module(op, f"{name} (a cupy array)")
         return Operand(x, False, None)

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 import splitprec
+import splitprec as sp
+from splitprec import accuracy
 from splitprec.engines import plan as fft_plan
 from splitprec.accuracy import cases, exact_matmul, fft_bound, gemm_bound, probabilistic, rfft_bound
 from splitprec.accuracy.bounds import U32, U_TRUNCATE, gamma, schemes
@@ -400,3 +402,37 @@ def test_scheme_product_in_k_order_is_the_engine_where_every_sum_is_exact(scheme
     a, b = ((1 + rng.integers(0, 512, shape) / 512) * rng.choice([-1, 1], shape) for shape in ((16, 8), (8, 16)))
     a, b = a.astype(np.float32), b.astype(np.float32)
     assert np.array_equal(_scheme_product_in_k_order(a, b, scheme), splitprec.matmul(a, b, dtype=scheme))
+
+
+@pytest.mark.parametrize("shape_a, shape_b", [((5, 7), (7,)), ((7,), (7, 5)), ((7,), (7,)), ((2, 5, 7), (7,)),
+                                              ((7,), (2, 7, 5))])
+def test_vector_products_are_measured_as_numpy_shapes_them_regression(shape_a, shape_b):
+    """A 1-D operand is a row (a) or a column (b) whose axis leaves the result, as in numpy.matmul:
+    the exact product, the bound (every kind and the fp64 schemes) and check take vectors too."""
+    from splitprec.accuracy import check, exact_matmul
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal(shape_a).astype(np.float32), rng.standard_normal(shape_b).astype(np.float32)
+    expected = np.matmul(a, b).shape
+    row, column = a.reshape((1,) * (a.ndim == 1) + a.shape), b.reshape(b.shape + (1,) * (b.ndim == 1))
+    whole = exact_matmul(row, column)
+    exact = exact_matmul(a, b)
+    assert exact.shape == expected and np.array_equal(exact.reshape(-1), whole.reshape(-1))
+    for options in ({"dtype": "bf16x9"}, {"dtype": "tf32x3", "kind": "probabilistic"}, {"precision": "fp32"}):
+        bound = gemm_bound(a, b, **options)
+        assert bound.shape == expected and np.array_equal(bound.reshape(-1), gemm_bound(row, column, **options).reshape(-1))
+    assert (np.abs(sp.matmul(a, b, dtype="bf16x9") - exact) <= gemm_bound(a, b, "bf16x9")).all()
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    assert (np.abs(sp.matmul(a64, b64, dtype="ozaki2_int8x14") - exact_matmul(a64, b64))
+            <= gemm_bound(a64, b64, "ozaki2_int8x14")).all()
+    assert check(a, b, ["bf16x9"]).rows[0].ratio <= 1
+
+
+@pytest.mark.parametrize("call", [lambda m: accuracy.exact_matmul(m, m.T), lambda m: gemm_bound(m, m.T, "bf16x9"),
+                                  lambda m: accuracy.check(m, m.T, "bf16x9"), lambda m: accuracy.fft_bound(m, "bf16x9"),
+                                  lambda m: accuracy.exact_dft(m[0]),
+                                  lambda m: gemm_bound(m.astype(np.float64), m.T.astype(np.float64), "ozaki2_int8x14")])
+def test_the_harness_refuses_masked_arrays_as_matmul_does_regression(call):
+    """A masked array's mask would be ignored: TypeError naming the operand, as sp.matmul gives."""
+    m = np.ma.masked_array(np.ones((3, 4), np.float32), mask=np.eye(3, 4, dtype=bool))
+    with pytest.raises(TypeError, match=r"is a numpy.ma.MaskedArray, whose mask would be ignored"):
+        call(m)

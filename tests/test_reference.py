@@ -104,8 +104,8 @@ def test_exact_matmul_empty_inner_dimension_gives_zeros():
 def test_exact_matmul_rejects_mismatched_and_bad_inputs():
     with pytest.raises(ValueError, match=r"^exact_matmul: inner dimensions differ"):
         exact_matmul(np.ones((2, 3), np.float32), np.ones((4, 2), np.float32))
-    with pytest.raises(ValueError, match=r"^exact_matmul: a has shape \(3,\)"):
-        exact_matmul(np.ones(3, np.float32), np.ones((3, 2), np.float32))
+    with pytest.raises(ValueError, match=r"^exact_matmul: a has shape \(\); expected ndim >= 1"):
+        exact_matmul(np.float32(3), np.ones((3, 2), np.float32))
     with pytest.raises(TypeError, match=r"^exact_matmul: b has dtype int64"):
         exact_matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.int64))
     with pytest.raises(ValueError, match=r"^exact_matmul: batch dimensions do not broadcast"):
