@@ -5,14 +5,20 @@ a 512 x 512 matrix, each followed by a scaling (product-dominated); an FFT of 64
 scaling and the inverse FFT (FFT-dominated). Each is checked first (finite bounds, and the
 untracked values within the bound plus 4 float32 ulps: tracked exp and log round a float64
 evaluation once, numpy's float32 ones may differ by an ulp or two), then timed: median of 5 runs after one warm-up. Prints
-one row per chain: untracked ms, tracked ms, ratio. Run: ``python benchmarks/tracking_overhead.py``.
+one row per chain: untracked ms, tracked ms, ratio, and writes them to
+``benchmarks/results/tracking-overhead-<date>-<sha>.json`` with the machine's description.
+Run: ``python benchmarks/tracking_overhead.py [--out DIR]``.
 """
+import argparse
+import json
+import pathlib
 import statistics
 import time
 
 import numpy as np
 
 import splitprec as sp
+from cpu_engine import machine
 from splitprec.accuracy.tracking_report import ELEMENTWISE
 
 RNG = np.random.default_rng(0)
@@ -44,7 +50,11 @@ def _median_ms(function, *args):
     return statistics.median(times) * 1e3
 
 
-def main():
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(pathlib.Path(__file__).parent / "results"))
+    args = parser.parse_args(argv)
+    rows = []
     cases = [("elementwise, 10 steps, 4096 entries", elementwise, (64, 64), None),
              ("elementwise, 10 steps, 1M entries", elementwise, (1024, 1024), None),
              ("5 x (512x512 product, scaling)", products, (512, 512), (512, 512)),
@@ -63,6 +73,12 @@ def main():
         assert (np.abs(result.value - expected) <= result.error_bound + 4 * np.spacing(np.abs(expected))).all()
         untracked_ms, tracked_ms = _median_ms(chain, plain, plain_m), _median_ms(chain, tracked, tracked_m)
         print(f"{title:<40} {untracked_ms:13.2f} {tracked_ms:11.2f} {tracked_ms / untracked_ms:6.2f}")
+        rows.append({"chain": title, "untracked_ms": untracked_ms, "tracked_ms": tracked_ms,
+                     "ratio": tracked_ms / untracked_ms})
+    head = machine()
+    path = pathlib.Path(args.out) / f"tracking-overhead-{head['date'][:10]}-{head['git_sha']}.json"
+    path.write_text(json.dumps({**head, "scheme": "bf16x9", "results": rows}, indent=1) + "\n")
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -164,7 +164,7 @@ def matmul(a, b, *, out=None, dtype=None, precision=None):
     chunks out)."""
     op = "matmul"
     if out is not None:
-        raise ValueError(f"{op}: out is not supported for dask operands; expected out=None")
+        raise TypeError(f"{op}: out is not supported for dask operands; expected out=None")
     a, b = _dask_operands(a, b, op)
     d, device, split_array = _product_scheme(a, b, dtype, precision, op)
     if b.chunks[0] != a.chunks[1]:

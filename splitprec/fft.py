@@ -377,11 +377,17 @@ def __ua_function__(method, args, kwargs):
 
 def _scipy_nd_args(params, ndim, op):
     """scipy.fft's rules for ``s`` and ``axes`` of the n-D transforms, applied to ``params``: a
-    scalar is a one-element sequence; ``s`` without ``axes`` means the last ``len(s)`` axes in
-    ``*fftn`` (``*fft2`` keep their ``(-2, -1)``); repeated axes raise ValueError (numpy allows them)."""
-    for key in ("s", "axes"):
-        if isinstance(params.get(key), numbers.Number):
+    scalar is a one-element sequence, and anything but integers in them is a ValueError; ``s``
+    without ``axes`` means the last ``len(s)`` axes in ``*fftn`` (``*fft2`` keep their ``(-2, -1)``);
+    repeated axes raise ValueError (numpy allows them)."""
+    for key in [key for key in ("s", "axes") if params.get(key) is not None]:
+        if isinstance(params[key], numbers.Number):
             params[key] = (params[key],)
+        try:
+            params[key] = tuple(map(operator.index, params[key]))
+        except TypeError:
+            raise ValueError(f"{op}: {key}={params[key]!r} is not a sequence of integers; expected "
+                             f"integers (scipy.fft's rule)") from None
     if params.get("s") is not None and params.get("axes") is None and op.endswith("n"):
         params["axes"] = tuple(range(-len(params["s"]), 0))
     axes = tuple(params.get("axes") or ())

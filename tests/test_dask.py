@@ -299,7 +299,7 @@ def test_matmul_rejects_unknown_chunk_types():
      r"^matmul: inner dimensions differ: a has shape \(70, 150\), b has shape \(149, 40\)$"),
     (lambda A, B: sp.matmul(A.astype(np.float64), B, dtype="tf32x3"), TypeError,
      r"^matmul: a has dtype float64; scheme 'tf32x3' accepts float32, float16 or bfloat16"),
-    (lambda A, B: sp.matmul(A, B, out=np.empty((70, 40), np.float32)), ValueError,
+    (lambda A, B: sp.matmul(A, B, out=np.empty((70, 40), np.float32)), TypeError,
      r"^matmul: out is not supported for dask operands; expected out=None$"),
     (lambda A, B: sp.matmul(A, [[1.0]]), TypeError, r"^matmul: b must be a dask, numpy or cupy array, got list$"),
     (lambda A, B: sp.matmul(A, B, dtype="tf32x4"), ValueError, r"^unknown split dtype 'tf32x4'"),
@@ -324,6 +324,17 @@ def test_every_fft_rejects_a_chunked_transformed_axis(function):
             f"{function.__name__}: a has 2 chunks along axis {axis} ({chunks}); a transformed axis must be "
             f"one chunk (rechunk, e.g. a.rechunk({{{axis}: -1}}))")):
         function(x, **kwargs)
+
+
+def test_dask_matmul_rejects_out_with_the_type_fft_and_tracked_arrays_use_regression():
+    """``out=`` with dask operands raised ValueError from ``matmul`` and TypeError from every FFT
+    (and from tracked arrays): the same mistake now gets the same type."""
+    a, b, A, B = _operands()
+    out = np.empty((A.shape[0], B.shape[1]), np.float32)
+    with pytest.raises(TypeError, match=r"^matmul: out is not supported for dask operands; expected out=None$"):
+        sp.matmul(A, B, out=out)
+    with pytest.raises(TypeError, match=r"^fft: out is not supported for dask arrays; expected out=None$"):
+        sp.fft.fft(A.rechunk({1: -1}), out=np.empty(A.shape, np.complex64))
 
 
 def test_fft_on_dask_rejects_out_and_checks_like_numpy_input():

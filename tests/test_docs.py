@@ -1,6 +1,7 @@
 """The API reference (docs/api, Sphinx + numpydoc over the public docstrings) builds without a
 single warning, the docs pages the README links to exist, and the docs' examples run from any folder."""
 import contextvars
+import json
 import pathlib
 import re
 import shutil
@@ -80,3 +81,36 @@ def test_docs_name_the_default_scheme_the_code_runs_regression(page, pattern, ta
     assert stated, f"{page} no longer names the {target} default as {pattern!r} expects"
     built_in = contextvars.Context().run(resolve, None, None, target=target, op="default")   # no default set
     assert set(stated) == {built_in.name}
+
+
+def _ratio_range(values):
+    return f"{min(values):.2f}", f"{max(values):.2f}"
+
+
+def test_fft_page_ranges_are_its_results_files_regression():
+    """docs/fft.md said `bf16x6` ran at 0.3-0.6x cuFFT's error (0.93x at N = 4095 in its own table),
+    fftconvolve at 0.3-0.5x cupyx's (0.60x at 129 taps), and that the line scaling's cost on the GPU
+    "has not been measured yet" beside a results file that measured it: every range the page states
+    is the min-max of the file it rests on."""
+    page = (ROOT / "docs" / "fft.md").read_text()
+    results = ROOT / "benchmarks" / "results"
+    sha = re.search(r"<!-- fft-table:start -->\n.*?git (\w+)", page).group(1)
+    (path,) = results.glob(f"fft-2*-{sha}.json")
+    rows = json.loads(path.read_text())["results"]
+    case = lambda r: (r["op"], r["n"], r["batch"], r.get("taps"), r.get("filters"))   # noqa: E731
+    anchor = {case(r): r for r in rows if r["engine"] == "cufft"}
+    mine = lambda names, ops: [r for r in rows if r["name"] in names and r["op"] in ops]  # noqa: E731
+    error = lambda names, ops: _ratio_range([r["rel_error"] / anchor[case(r)]["rel_error"]  # noqa: E731
+                                             for r in mine(names, ops)])
+    stated = re.search(r"`bf16x6` at ([\d.]+)-([\d.]+)x of it, `tf32x3` and\s+`fp16x3` at ([\d.]+)-([\d.]+)x", page)
+    assert stated.groups() == error({"bf16x6"}, {"fft", "rfft"}) + error({"tf32x3", "fp16x3"}, {"fft"})
+    stated = re.search(r"`fftconvolve` is ([\d.]+)-([\d.]+)x cupyx's at ([\d.]+)-([\d.]+)x its error", page)
+    conv = mine({"bf16x6"}, {"fftconvolve"})
+    assert stated.groups() == _ratio_range([anchor[case(r)]["seconds"] / r["seconds"] for r in conv]) + \
+        error({"bf16x6"}, {"fftconvolve"})
+    cited = re.search(r"`benchmarks/results/(fft-line-scaling-[\w-]+\.json)`", page).group(1)
+    scaling = json.loads((results / cited).read_text())["results"]
+    stated = re.search(r"schemes ran at ([\d.]+)-([\d.]+)x cuFFT's speed;.*?at ([\d.]+)-([\d.]+)x", page, re.S)
+    assert stated.groups() == _ratio_range([r["cufft_us"] / r["separate_passes_us"] for r in scaling]) + \
+        _ratio_range([r["cufft_us"] / r["in_kernel_us"] for r in scaling])
+    assert "not been measured yet" not in page

@@ -253,6 +253,23 @@ def test_scipy_backend_follows_scipys_s_and_axes_rules_regression(name):
             run(x, s=(3,))
 
 
+@pytest.mark.parametrize("name", ["fftn", "ifft2", "rfftn", "irfft2"])
+@pytest.mark.parametrize("key, value", [("s", (2.0, 3)), ("s", (None, 3)), ("axes", (0.0, 1))])
+def test_scipy_backend_refuses_non_integer_s_and_axes_as_scipy_regression(name, key, value):
+    """Under the backend ``s=(2.0, 3)`` or ``axes=(0.0, 1)`` raised TypeError and ``s=(None, 3)`` ran
+    with numpy's deprecated default; scipy raises ValueError for each."""
+    x = _complex(4, 6) if name.startswith("i") else rng.standard_normal((4, 6)).astype(np.float32)
+    run = getattr(scipy_fft, name)
+    with pytest.raises(ValueError):
+        run(x, **{key: value})                                               # scipy's own rule
+    with scipy_fft.set_backend(sp.fft, only=True), pytest.raises(
+            ValueError, match=rf"^{name}: {key}=\({value[0]}, \d\) is not a sequence of integers"):
+        run(x, **{key: value})
+    with scipy_fft.set_backend(sp.fft, only=True):                           # integers of any kind run
+        np.testing.assert_array_equal(run(x, s=np.int64([2, 3]), axes=[np.int8(0), 1]),
+                                      getattr(sp.fft, name)(x, s=(2, 3), axes=(0, 1)))
+
+
 @pytest.mark.parametrize("call", [
     lambda: scipy_fft.fft(np.ones(8)),                                       # float64
     lambda: scipy_fft.fft([1.0, 2.0]),                                       # a list

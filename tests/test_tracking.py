@@ -365,6 +365,80 @@ def test_dask_einsum_runs_chunk_by_chunk_regression():
         np.einsum("ij,jk->ik", tracked(a), tracked(b), dtype=np.float64)
 
 
+
+@pytest.mark.parametrize("data", [np.array([2 ** 53 + 1], np.int64), np.array([-(2 ** 53) - 1], np.int64),
+                                  np.uint64(2 ** 53 + 1), 2 ** 53 + 1, 2 ** 64])
+def test_integers_beyond_2_53_are_refused_regression(data):
+    """The range check cast to float64 first, where 2**53 + 1 becomes 2**53: it entered with bound 0,
+    1 from its exact value. Integers are compared exactly; Python ints beyond int64 get the same
+    message (they were 'dtype object')."""
+    with pytest.raises(TypeError, match=r"^asarray: x (holds integers|is the integer \d+,) beyond 2\*\*53"):
+        sp.asarray(data, track_error=True)
+    with pytest.raises(TypeError, match=r"^add: operand 1 (holds integers|is the integer \d+,) beyond 2\*\*53"):
+        tracked([1.0]) + data
+    x = sp.asarray(np.array([2 ** 53, 2 ** 53 - 1], np.int64), track_error=True)
+    assert [Fraction(b) for b in x.error_bound] == [0, abs(Fraction(2 ** 53 - 1) - Fraction(float(x.value[1])))]
+
+
+def test_complex128_input_bound_covers_its_rounding_error_regression():
+    """The bound of complex128 data was the float64 modulus of its rounding error rounded to
+    nearest: below the exact modulus in about half the entries."""
+    z = RNG.standard_normal(500) + 1j * RNG.standard_normal(500)
+    for x in (sp.asarray(z, track_error=True), tracked(np.zeros(500)) + z):
+        for exact, value, bound in zip(z, x.value, x.error_bound):
+            re, im = Fraction(exact.real) - Fraction(float(value.real)), Fraction(exact.imag) - Fraction(float(value.imag))
+            assert re * re + im * im <= Fraction(bound) ** 2
+
+
+def test_callers_error_is_added_rounded_up_regression():
+    """``error=`` was added to the rounding bound in float64 to nearest, which can round down
+    (0.1's rounding error plus 1e-30 gave the rounding error alone)."""
+    x = sp.asarray(np.array([0.1, 0.5]), track_error=True, error=1e-30)
+    assert Fraction(x.error_bound[0]) >= abs(Fraction(0.1) - Fraction(float(x.value[0]))) + Fraction(1e-30)
+    assert x.error_bound[1] == 1e-30                          # exact input: the caller's bound as given
+
+
+@pytest.mark.parametrize("operation", [lambda x: np.sin(1.0 / x), lambda x: np.cos(1.0 / x),
+                                       lambda x: np.sin(np.sqrt(x)), lambda x: np.cos((1.0 / x) * 0.0),
+                                       lambda x: np.imag(1.0 / x)])
+def test_functions_of_arguments_that_may_not_exist_have_infinite_bounds_regression(operation):
+    """``sin``/``cos`` capped an infinite or unknown argument bound at 2 (or ``|value| + 1``), and
+    ``imag`` of real values gave bound 0: finite bounds for ``sin(1/x)`` with ``x``'s interval
+    holding 0, where the exact value does not exist."""
+    x = sp.asarray(np.float32([1e-3, 0.0]), track_error=True, error=[2e-3, 1e-3])
+    assert np.isinf(operation(x).error_bound).all()
+    y = np.sin(sp.asarray(np.float32([1.0]), track_error=True, error=10.0))   # known argument: capped
+    assert y.error_bound[0] <= abs(float(y.value[0])) + 1 + 2.0 ** -40
+
+
+def test_certify_at_the_edges_of_its_tolerances_regression():
+    """``rtol=inf`` made the tolerance of a zero value NaN (an exact 0 failed), ``atol=inf``
+    certified infinite bounds, and an overflowing ``rtol * |value|`` certified an interval holding
+    0. An entry now passes when its finite bound is within ``atol``, or the interval excludes 0 and
+    the relative test holds."""
+    exact = tracked([0.0, 1.0])
+    assert exact.certify(rtol=np.inf) is True
+    holding_zero = sp.asarray(np.float32([2.0]), track_error=True, error=3.0)    # exact in [-1, 5]
+    for options in (dict(rtol=np.inf), dict(rtol=1e308), dict(rtol=1.0, atol=2.9)):
+        with pytest.raises(ValueError, match=r"^certify: entry \(0,\) = 2\.0 has error bound 3\.0"):
+            holding_zero.certify(**options)
+    assert holding_zero.certify(atol=3.0) is True
+    assert sp.asarray(np.float32([2.0]), track_error=True, error=0.5).certify(rtol=0.5) is True   # 0.75 <= 1
+    unknown = tracked([1.0]) / sp.asarray(np.float32([1.0]), track_error=True, error=2.0)
+    with pytest.raises(ValueError, match=r"^certify: entry \(0,\) = 1\.0 has error bound inf, above the tolerance inf"):
+        unknown.certify(atol=np.inf)
+
+
+def test_sum_and_mean_take_numpy_integer_axes_regression():
+    x = tracked(np.arange(6).reshape(2, 3))
+    for reduce in (np.sum, np.mean):
+        for axis in (np.int64(1), (np.int32(0), np.int64(-1))):
+            expected = reduce(x, axis=tuple(int(a) for a in np.atleast_1d(axis)))
+            got = reduce(x, axis=axis)
+            assert np.array_equal(got.value, expected.value) and np.array_equal(got.error_bound, expected.error_bound)
+        with pytest.raises(TypeError, match=rf"^{reduce.__name__}: axis True holds a bool"):
+            reduce(x, axis=True)
+
 @pytest.mark.parametrize("operation", [
     lambda x, y: x * 1.5 + 0.25, lambda x, y: np.sqrt(x) / 3.0, lambda x, y: np.exp(-x) - y,
     lambda x, y: np.log(x * y), lambda x, y: np.maximum(x, y * 0.5), lambda x, y: -abs(np.sin(x) * np.cos(y)),

@@ -101,18 +101,22 @@ class TrackedArray(NDArrayOperatorsMixin):
         """True if every entry's exact value ``x`` satisfies ``|value - x| <= atol + rtol * |x|``;
         otherwise a ValueError naming the worst entry, its value, its bound and the tolerance.
 
-        The bound ``E`` certifies an entry when ``E * (1 + rtol) <= atol + rtol * |value|``, since
-        ``|x| >= |value| - E``. ``rtol`` and ``atol`` are non-negative numbers.
+        A finite bound ``E`` certifies an entry when ``E <= atol``, or when ``E < |value|`` and ``E *
+        (1 + rtol) <= atol + rtol * |value|`` (with a ``2**-50`` margin for the float64 arithmetic),
+        since ``|x| >= |value| - E``; an infinite bound never does. ``rtol`` and ``atol`` are
+        non-negative numbers (inf allowed).
         """
         for name, tol in (("rtol", rtol), ("atol", atol)):
             if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, numbers.Real) or not tol >= 0:
                 raise ValueError(f"certify: {name} must be a non-negative number, got {tol!r}")
         xp = namespace(self._value)
         bound = readable(self._bound, xp)
-        with np.errstate(invalid="ignore"):
-            allowed = atol + rtol * xp.abs(self._value).astype(np.float64)
-            needed = bound * (1 + rtol)
-            failing = ~(needed <= allowed)
+        with np.errstate(over="ignore", invalid="ignore"):
+            magnitude = xp.abs(self._value).astype(np.float64)
+            allowed = atol + xp.where(magnitude > 0, rtol * magnitude, 0.0)       # rtol = inf: not inf * 0
+            needed = bound * (1 + rtol) * (1 + 2.0 ** -50)
+            relative = (bound < magnitude) & (needed <= allowed * (1 - 2.0 ** -50))
+            failing = ~((bound < np.inf) & ((bound <= atol) | relative))
         if not bool(failing.any()):
             return True
         with np.errstate(divide="ignore", invalid="ignore"):

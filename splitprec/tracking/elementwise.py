@@ -10,15 +10,16 @@ given). With exact operands ``a, b`` within ``E_a, E_b`` of the computed ``a^, b
 - ``a / b``: ``(|a^| E_b + |b^| E_a) / (|b^| (|b^| - E_b))``, inf unless ``E_b < |b^|``;
 - ``sqrt``: ``E / sqrt(a^)``, inf unless ``E <= a^``; ``exp``: ``exp(a^) expm1(E)``;
   ``log``: ``r / (1 - r)`` with ``r = E / a^`` (``>= -log1p(-r)``), inf unless ``E < a^``;
-  ``sin``, ``cos``: ``min(E, 2)``;
+  ``sin``, ``cos``: ``min(E, 2)``, unknown where ``E`` is;
 - ``-a``, ``|a|``, ``conj``, ``max``, ``min``, ``where``: the operands' bounds (these are 1-Lipschitz);
 
 plus the rounding of the result, ``U |value| + ETA`` (:mod:`splitprec.tracking.rounding`). On the
 CPU ``+ - * / sqrt`` and ``maximum minimum`` are numpy's float32 operations (correctly rounded,
 the untracked values bit for bit); transcendental functions, complex arithmetic and everything
 on the GPU are evaluated in float64 (complex128) and rounded once (``LIBM`` covers the float64
-function's own error, and ``sin``/``cos`` bounds are capped at ``|value| + 1``). Large operations
-on the CPU run in blocks of ``BLOCK`` entries (the same arithmetic, entry by entry).
+function's own error, and ``sin``/``cos`` bounds of known arguments are capped at ``|value| +
+1``). Large operations on the CPU run in blocks of ``BLOCK`` entries (the same arithmetic, entry
+by entry).
 """
 import math
 
@@ -139,7 +140,9 @@ def _log_rule(a, b, value, wide, xp):
 
 
 def _lipschitz_rule(a, b, value, wide, xp):
-    return xp.minimum(a._bound, 2.0)                         # sin, cos: 1-Lipschitz, |sin| <= 1
+    """``min(E, 2)`` (sin, cos: 1-Lipschitz, ``|sin| <= 1``) where ``E`` is finite; unknown (NaN)
+    where it is not, since the exact argument may not exist there (a divisor reaching 0)."""
+    return xp.where(a._bound < np.inf, xp.minimum(a._bound, 2.0), np.nan)
 
 
 def _modulus_rule(a, b, value, wide, xp):
@@ -179,7 +182,7 @@ def _compute(ufunc, arrays, xp, out=None):
     if propagated is not None:
         bound += propagated
     if ufunc in (np.sin, np.cos):
-        xp.fmin(bound, magnitude(value, xp) + 1, out=bound)                   # NaN: |value| + 1
+        xp.minimum(bound, magnitude(value, xp) + 1, out=bound)                # NaN (unknown) stays
     bound *= UP
     return value, bound
 

@@ -3,9 +3,11 @@
 A tracked input keeps what it was given as the exact value: float32, float16 and complex64 data
 (and integers float32 holds) enter with bound 0; float64, complex128 and Python floats are rounded
 to nearest float32 (complex64) and enter with the exact rounding error ``|x - fl32(x)|`` as their
-bound (the difference of a double and its nearest float is itself a double; long doubles round
-once, directly, and their error is rounded up to float64), so nothing is rounded without the
-bound saying so. NaN and infinite data enter with an unknown (NaN) bound. ``error=`` adds a bound the caller knows for the given data.
+bound (the difference of a double and its nearest float is itself a double; a complex error's
+modulus is rounded up; long doubles round once, directly, and their error is rounded up to
+float64), so nothing is rounded without the bound saying so. Integers beyond 2**53 are refused.
+NaN and infinite data enter with an unknown (NaN) bound. ``error=`` adds a bound the caller knows
+for the given data (the sum rounded up).
 """
 import functools
 import math
@@ -17,10 +19,12 @@ from .._backend import device_name, is_cupy, is_dask, namespace
 from ..array.convert import move, scheme, same_device
 from ..array.core import SplitArray, asarray as split_asarray
 from .core import DEFAULT_CONFIDENCE, TrackedArray
+from .rounding import rounded_up
 
 TRACK_MODES = (False, True, "rigorous", "probabilistic")
 _EXACT_INTEGERS = 2 ** 53          # integers up to this convert to float64 exactly
 _ZERO = np.zeros((), np.float64)   # the bound of an exact scalar (read-only use)
+_HYPOT_UP = 1 + 2.0 ** -50         # covers a modulus rounded within an ulp, and this product's rounding
 
 
 def _host_or_device(x, op, name):
@@ -29,6 +33,9 @@ def _host_or_device(x, op, name):
         return x._value
     if is_cupy(x) or isinstance(x, (np.ndarray, np.generic)):
         return x
+    if isinstance(x, int) and not isinstance(x, bool) and abs(x) > _EXACT_INTEGERS:
+        raise TypeError(f"{op}: {name} is the integer {x!r}, beyond 2**53, which float64 cannot hold "
+                        "exactly; expected integers of at most 2**53 in magnitude (or float data)")
     if isinstance(x, (numbers.Number, list, tuple)):
         return np.asarray(x)
     raise TypeError(f"{op}: {name} of type {type(x).__name__} is not accepted; expected a numpy/cupy "
@@ -48,7 +55,7 @@ def rounded(x, op, name):
         value = x.astype(target, copy=False)
         finite = xp.isfinite(value)
         return value, xp.zeros((), np.float64) if bool(finite.all()) else xp.where(finite, 0.0, np.nan)
-    if kind in "iu" and x.size and int(xp.abs(x.astype(np.float64)).max()) > _EXACT_INTEGERS:
+    if kind in "iu" and x.size and max(int(x.max()), -int(x.min())) > _EXACT_INTEGERS:    # exact: no float64 cast
         raise TypeError(f"{op}: {name} holds integers beyond 2**53, which float64 cannot hold "
                         "exactly; expected integers of at most 2**53 in magnitude (or float data)")
     wide = x.astype(np.result_type(x.dtype, np.complex128 if kind == "c" else np.float64))
@@ -58,6 +65,8 @@ def rounded(x, op, name):
     if bound.dtype != np.float64:              # long double: its exact error, rounded up to float64
         narrow = bound.astype(np.float64)
         bound = xp.where(narrow < bound, np.nextafter(narrow, np.inf), narrow)
+    if kind == "c":                            # the modulus (hypot) is rounded, to within an ulp: up
+        bound = bound * _HYPOT_UP
     return value, bound                        # NaN for NaN or infinite data: unknown
 
 
@@ -86,6 +95,13 @@ def _user_error(error, shape, xp, op):
     except ValueError:
         raise ValueError(f"{op}: error has shape {bound.shape}, which does not broadcast to the data's "
                          f"shape {shape}") from None
+
+
+def _with_user_error(bound, error, xp):
+    """``bound + error`` rounded up where both are nonzero (a float64 sum may round down;
+    adding 0 is exact, so an exact input keeps the caller's bound as given)."""
+    total = bound + error
+    return xp.where((bound != 0) & (error != 0), rounded_up(total, xp), total)
 
 
 def _confidence(track_error, confidence, op):
@@ -177,5 +193,5 @@ def asarray(x, dtype=None, *, device=None, track_error=False, error=None, confid
         value, bound = move(value, device, op), move(bound, device, op)
         value = value.copy() if value is _host_or_device(x, op, "x") else value
     if error is not None:
-        bound = bound + _user_error(error, value.shape, namespace(value), op)
+        bound = _with_user_error(bound, _user_error(error, value.shape, namespace(value), op), namespace(value))
     return TrackedArray._wrap(value, namespace(value).asarray(bound, dtype=np.float64), d, confidence)

@@ -31,11 +31,14 @@ def _gamma(n):
 
 
 def _axes(x, axis, op):
+    """``axis`` (None, an integer or a tuple of them, numpy's included) as sorted axes of ``x``."""
     axes = tuple(range(x.ndim)) if axis is None else axis if isinstance(axis, tuple) else (axis,)
-    if not all(isinstance(ax, int) and -x.ndim <= ax < x.ndim for ax in axes) or \
-            len({ax % x.ndim for ax in axes}) != len(axes):
+    if any(isinstance(ax, (bool, np.bool_)) for ax in axes):
+        raise TypeError(f"{op}: axis {axis!r} holds a bool; expected None, an integer or a tuple of integers")
+    if not all(isinstance(ax, (int, np.integer)) and -x.ndim <= ax < x.ndim for ax in axes) or \
+            len({int(ax) % x.ndim for ax in axes}) != len(axes):
         raise ValueError(f"{op}: axis {axis!r} is not a set of distinct axes of an array of ndim {x.ndim}")
-    return tuple(sorted(ax % x.ndim for ax in axes))
+    return tuple(sorted(int(ax) % x.ndim for ax in axes))
 
 
 def _as_array(result, xp):

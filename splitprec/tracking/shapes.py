@@ -4,10 +4,11 @@ Members: indexing (``x[...]``), ``reshape transpose swapaxes squeeze expand_dims
 moveaxis concatenate stack real imag copy shape ndim size``. Each applies the same numpy
 (cupy) function to the values and to the bounds, so every entry keeps its bound exactly; none of
 them rounds. ``real`` and ``imag`` keep the complex bound, which bounds each component (``imag`` of real values
-is 0, exactly).
+is 0, exactly, with an unknown bound only where the value's is unknown or infinite).
 """
 import numpy as np
 
+from .._backend import namespace
 from .core import TrackedArray, context, implements
 from .inputs import operand
 
@@ -55,7 +56,9 @@ def _real(val):
 def _imag(val):
     if val.is_complex:
         return _component(val, val._value.imag.copy())
-    return TrackedArray._wrap(np.zeros_like(val._value), np.zeros_like(val._bound), val._dtype, val._confidence)
+    xp = namespace(val._value)                      # 0 exactly, unless the value may not exist
+    return TrackedArray._wrap(xp.zeros_like(val._value), xp.where(val._bound < np.inf, 0.0, np.nan),
+                              val._dtype, val._confidence)
 
 
 def _join(name):
