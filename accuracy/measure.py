@@ -26,7 +26,7 @@ import splitprec
 from .bounds import gemm_bound, schemes as bounded_schemes
 from .fft_bounds import fft_bound, rfft_bound
 from .ozaki_bound import matmul_shapes
-from .reference import _nonfinite_pattern, as_matrices, exact_dft, exact_matmul
+from .reference import _nonfinite_pattern, as_matrices, exact_dft, exact_matmul, vector_result
 
 TARGET_OF_DTYPE = {"float16": "float32", "float32": "float32", "float64": "float64"}
 NATIVE = {"float32": "fp32", "float64": "fp64"}      # what "native" is, per scheme target
@@ -250,7 +250,7 @@ class CheckResult:
     """The table returned by :func:`check`; ``str()`` and ``to_markdown()`` render it."""
 
     rows: list
-    shape: tuple
+    shape: tuple                   # (a.shape, b.shape) as given to check, vectors 1-D
     target: str = "float32"        # the operands' class: native is SGEMM ("float32") or DGEMM
 
     def to_markdown(self):
@@ -355,10 +355,10 @@ def check(a, b, schemes=None, *, engine="cpu"):
     ----------
     a, b : array_like, ndim >= 1 (a 1-D ``a`` is a row, a 1-D ``b`` a column)
         The operands, as they would be passed to ``splitprec.matmul``: float32 (or float16) for
-        the float32-target schemes, float64 for the fp64 schemes ``ozaki2_int8x<N>``. With a 2-D
-        dask operand, the entries of ``SAMPLE`` rows and columns (fixed seed) are measured
-        against the bound of the product's k-chunks; their rows and columns alone are
-        multiplied exactly.
+        the float32-target schemes, float64 for the fp64 schemes ``ozaki2_int8x<N>``. With a dask
+        operand (both operands 2-D, as ``splitprec.matmul`` takes dask arrays), the entries of
+        ``SAMPLE`` rows and columns (fixed seed) are measured against the bound of the product's
+        k-chunks; their rows and columns alone are multiplied exactly.
     schemes : str or iterable of str, optional
         One scheme name, or several; by default every scheme with a bound for the operands' dtype
         (:func:`gemm_schemes`: ``gemm_schemes("float32")`` for float32 operands, the
@@ -368,7 +368,8 @@ def check(a, b, schemes=None, *, engine="cpu"):
     Returns
     -------
     CheckResult
-        ``.rows`` holds one :class:`Measurement` per scheme; ``str()`` is a plain table,
+        ``.rows`` holds one :class:`Measurement` per scheme (its ``output`` of numpy.matmul's
+        shape, vectors included), ``.shape`` the operands' shapes as given; ``str()`` is a plain table,
         ``.to_markdown()`` a markdown one, both with the error over the rigorous and over the
         probabilistic bound (confidence :data:`CONFIDENCE`, docs/bounds.md section 13), as plain
         numbers (:func:`ratio_text`). "vs native" is the scheme's normwise error over that of
@@ -382,9 +383,9 @@ def check(a, b, schemes=None, *, engine="cpu"):
         float32 with an fp64 scheme, or neither float32 nor float64), before anything is computed;
         ``schemes`` neither a string nor an iterable of names.
     ValueError
-        An unknown scheme name in ``schemes``, an unknown ``engine``, a 0-d operand, or
-        shapes that do not multiply (inner dimensions that differ, batch dimensions that do not
-        broadcast).
+        An unknown scheme name in ``schemes``, an unknown ``engine``, a 0-d operand, a dask
+        operand with an operand that is not 2-D, or shapes that do not multiply (inner dimensions
+        that differ, batch dimensions that do not broadcast).
     RuntimeError
         ``engine="gpu"`` where no CUDA GPU is usable.
 
@@ -403,13 +404,17 @@ def check(a, b, schemes=None, *, engine="cpu"):
     'float64'
     """
     check_engine(engine, "check")
-    a, b, _, _ = as_matrices(a, b, "check")              # a vector is a row (a) or a column (b)
+    given = (np.shape(a), np.shape(b))
+    a, b, row, column = as_matrices(a, b, "check")        # a vector is a row (a) or a column (b)
     for label, x in (("a", a), ("b", b)):
         if x.ndim < 2:
             raise ValueError(f"check: {label} has shape {x.shape}; expected a vector, a matrix or a "
                              "stack of matrices (ndim >= 1)")
     matmul_shapes(a, b, "check")
     if _is_dask(a) or _is_dask(b):
+        if given[0] != a.shape or given[1] != b.shape or a.ndim != 2 or b.ndim != 2:
+            raise ValueError(f"check: dask operands must be 2-D, (m, k) and (k, n), as splitprec.matmul "
+                             f"takes them; got a of shape {given[0]} and b of shape {given[1]}")
         return _check_sampled(a, b, None if schemes is None else scheme_names(schemes, "check"), engine)
     if schemes is None:
         names = gemm_schemes(TARGET_OF_DTYPE.get(a.dtype.name, "float32"))
@@ -419,4 +424,6 @@ def check(a, b, schemes=None, *, engine="cpu"):
     exact = exact_matmul(a, b)
     native = native_error(a, b, exact)
     rows = [measure_gemm(a, b, s, engine, reference=exact, native=native) for s in names]
-    return CheckResult(rows, (a.shape, b.shape), target)
+    for m in rows:                                         # numpy's result shape, as sp.matmul gives
+        m.output = vector_result(m.output, row, column)
+    return CheckResult(rows, given, target)

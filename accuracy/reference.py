@@ -31,9 +31,13 @@ def _significand_bits(dtype):
 def as_matrices(a, b, op):
     """``(a, b, row, column)``: the operands of a product as numpy arrays (masked arrays refused,
     dask arrays as they are), a 1-D ``a`` made a row and a 1-D ``b`` a column, as numpy's matmul
-    takes them, and whether each was made so (:func:`vector_result` takes the axes out again)."""
+    takes them, and whether each was made so (:func:`vector_result` takes the axes out again).
+    Inner dimensions of a vector that differ raise ValueError naming the shapes as given, not the
+    promoted ones (``(1, 5)`` for a ``(5,)`` that the caller never wrote)."""
     a, b = (x if is_dask(x) else np.asarray(unmasked(x, op, name)) for x, name in ((a, "a"), (b, "b")))
     row, column = a.ndim == 1, b.ndim == 1
+    if (row or column) and min(a.ndim, b.ndim) >= 1 and a.shape[-1] != b.shape[-1 if column else -2]:
+        raise ValueError(f"{op}: inner dimensions differ: a has shape {a.shape}, b has shape {b.shape}")
     return (a[None, :] if row else a), (b[:, None] if column else b), row, column
 
 

@@ -302,6 +302,25 @@ def test_writes_through_any_view_invalidate_the_cached_split(write, name, monkey
     assert len(calls) > before
 
 
+
+@pytest.mark.parametrize("call", [lambda a: np.nan_to_num(a, copy=False, posinf=1.0),
+                                  lambda a: np.nan_to_num(a, False, posinf=1.0),
+                                  lambda a: np.nan_to_num(a, copy=None, posinf=1.0)])
+def test_nan_to_num_without_copy_drops_the_cached_split_regression(call):
+    """``np.nan_to_num(a, copy=False)`` wrote a SplitArray's storage behind its split cache, so
+    ``a.terms`` (and the parts a product reuses) still held the inf it replaced."""
+    x = np.float32([[np.inf, 1.0, 2.0], [3.0, 4.0, 5.0]])
+    a = sp.asarray(x, dtype="bf16x9")
+    stale = a.terms
+    assert call(a) is a
+    x[0, 0] = 1.0
+    assert_same(a.to_numpy(), x)
+    for got, fresh in zip(a.terms, split(x, sp.dtype("bf16x9")).terms):
+        assert_same(got, fresh)
+    assert not np.isfinite(stale[0]).all() and np.isfinite(a.terms[0]).all()
+    b = randn(3, 2)
+    assert_same((a @ b).to_numpy(), sp.matmul(x, b, dtype="bf16x9"))
+
 # -- elementwise arithmetic: numpy float32, bit for bit ------------------------------------------
 
 @pytest.mark.parametrize("ufunc", FLOAT_UFUNCS + BOOL_UFUNCS, ids=lambda u: u.__name__)
@@ -553,7 +572,8 @@ def test_reductions_follow_numpy_shapes_and_are_exact_or_bounded(axis, keepdims)
 
 def test_reductions_propagate_nonfinite_values_and_handle_empty_input():
     a = sp.asarray([[1.0, np.inf], [np.inf, -np.inf]], dtype="bf16x9")
-    assert_same(a.sum(axis=1).to_numpy(), np.float32([np.inf, np.nan]))
+    with pytest.warns(RuntimeWarning, match="^invalid value encountered in sum"):   # inf - inf
+        assert_same(a.sum(axis=1).to_numpy(), np.float32([np.inf, np.nan]))
     assert_same(np.linalg.norm(a, axis=1).to_numpy(), np.float32([np.inf, np.inf]))
     assert sp.zeros((0,)).sum() == 0 and np.isnan(sp.asarray([np.nan, 1.0]).max())
     big = sp.full(4, 2.0 ** 126)                  # squares overflow float32, the norm does not
@@ -676,6 +696,48 @@ def test_empty_mean_and_overflowing_sum_warn_as_numpy_regression():
         warnings.simplefilter("error")
         assert big.sum() == np.inf and sp.asarray([np.inf, 1.0]).sum() == np.inf
 
+
+
+@pytest.mark.parametrize("reduce", [np.sum, np.mean], ids=["sum", "mean"])
+def test_sum_and_mean_report_inf_minus_inf_as_numpy_regression(reduce):
+    """A sum meeting ``inf - inf`` gave NaN silently; numpy reports "invalid value" (errstate's
+    ``invalid``). An empty mean's 0/0 is reported once, by the division, as numpy's."""
+    x = np.float32([np.inf, -np.inf, 1.0])
+    with pytest.warns(RuntimeWarning, match="^invalid value encountered"):
+        expected = reduce(x)
+    with pytest.warns(RuntimeWarning, match=f"^invalid value encountered in {reduce.__name__}"):
+        assert_same(reduce(sp.asarray(x)), expected)
+    with pytest.warns(RuntimeWarning, match=f"^invalid value encountered in {reduce.__name__}"):
+        assert_same(reduce(sp.asarray(np.stack([x, x + 1])), axis=1).to_numpy(), np.float32([np.nan] * 2))
+    with np.errstate(invalid="raise"), pytest.raises(FloatingPointError, match="^invalid value"):
+        reduce(sp.asarray(x))
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(reduce(sp.asarray(x)))
+        assert np.isnan(reduce(sp.asarray([np.nan, 1.0])))               # a NaN in: nothing to report
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        reduce(sp.asarray(np.float32([[1.0], [2.0]])), axis=0, where=np.array([[False], [False]]))
+    assert sum("invalid value" in str(w.message) for w in record) == (reduce is np.mean)
+
+
+def test_reductions_follow_every_errstate_mode_regression(capsys):
+    """``np.errstate(over="call")`` (also "print", "log") was ignored by ``sum``: only "warn" and
+    "raise" reported. Each mode now does what numpy's own ufuncs do."""
+    big = sp.full(2, 2.0 ** 127)
+    calls = []
+
+    class Log:
+        def write(self, message):
+            calls.append(message)
+    with np.errstate(over="call", call=lambda kind, flag: calls.append((kind, flag))):
+        assert big.sum() == np.inf
+    with np.errstate(over="log", call=Log()):
+        assert big.mean() == np.inf
+    assert calls == [("overflow", 2), "Warning: overflow encountered in mean\n"]
+    with np.errstate(over="print"):
+        big.sum()
+    assert capsys.readouterr().err == "Warning: overflow encountered in sum\n"
 
 @given(x=hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=2, max_side=40),
                     elements=st.floats(-2.0 ** 100, 2.0 ** 100, width=32)))

@@ -264,3 +264,20 @@ def test_sort_and_argsort_with_descending_and_stable(descending):
     assert np.array_equal(xp.argsort(x, axis=1, descending=descending), order)
     assert np.array_equal(xp.sort(x, axis=1, descending=descending).to_numpy(),
                           np.take_along_axis(values, order, axis=1))
+
+
+def test_asarray_copy_false_refuses_a_conversion_that_copies_regression():
+    """``xp.asarray(x, dtype=xp.int32, copy=False)`` of a SplitArray returned a copy; the standard
+    asks for ValueError when ``copy=False`` cannot be honoured."""
+    x = xp.asarray([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"^asarray: copy=False but dtype int32 needs a copy"):
+        xp.asarray(x, dtype=xp.int32, copy=False)
+    assert np.array_equal(xp.asarray(x, dtype=xp.int32), [1, 2]) and xp.asarray(x, copy=False) is x
+
+
+def test_isdtype_refuses_a_kind_that_is_no_kind_regression():
+    """``xp.isdtype(x.dtype, 3)`` raised AttributeError from inside numpy."""
+    x = xp.asarray([1.0])
+    with pytest.raises(TypeError, match=r"^isdtype: kind 3 of type int is not a kind"):
+        xp.isdtype(x.dtype, 3)
+    assert xp.isdtype(x.dtype, xp.float32) and xp.isdtype(x.dtype, ("integral", x.dtype))

@@ -115,6 +115,35 @@ def test_sort_method_sorts_in_place_and_drops_the_cached_split_regression():
     assert not np.array_equal(before.to_numpy(), (a @ a.T).to_numpy())
 
 
+
+def test_clip_and_tobytes_methods_match_ndarrays_regression():
+    """``a.clip(0)`` raised TypeError (it called ``np.clip``, which needs both bounds) and
+    ``a.tobytes()`` raised AttributeError; both follow ``ndarray``'s methods."""
+    a = sp.asarray(X, dtype="tf32x3")
+    assert same(a.clip(0), X.clip(0)) and same(a.clip(max=0.5), X.clip(max=0.5))
+    assert a.clip(0).dtype == "tf32x3"
+    out = np.zeros_like(a)
+    assert a.clip(-0.5, 0.5, out=out) is out and same(out, X.clip(-0.5, 0.5))
+    assert a.tobytes() == X.tobytes() and a.T.tobytes("F") == X.T.tobytes("F")
+    assert a[1:, ::2].tobytes() == X[1:, ::2].tobytes()
+
+
+@pytest.mark.parametrize("options", [{"dtype": np.float32}, {"casting": "same_kind"}, {"order": "F"},
+                                     {"subok": False}, {"signature": "ff->f"},
+                                     {"signature": (np.float32, None, np.float32)}])
+@pytest.mark.parametrize("ufunc", [np.matmul, np.vecdot, np.matvec], ids=lambda u: u.__name__)
+def test_contraction_ufuncs_take_options_that_keep_float32_regression(ufunc, options):
+    """``np.matmul(a, b, casting="same_kind")`` (numpy's default) or ``dtype=np.float32`` raised
+    TypeError; options that change nothing for a float32 result are accepted, others refused."""
+    a = sp.asarray(X[:, :3], dtype="bf16x9")
+    b = {np.matmul: a.T, np.vecdot: a, np.matvec: a[0]}[ufunc]
+    got, expected = ufunc(a, b, **options), ufunc(a, b)
+    assert got.dtype == "bf16x9" and np.array_equal(np.asarray(got), np.asarray(expected))
+    with pytest.raises(TypeError, match=rf"^{ufunc.__name__}: option\(s\) dtype not supported"):
+        ufunc(a, b, dtype=np.float64)
+    with pytest.raises(TypeError, match=rf"^{ufunc.__name__}: option\(s\) signature not supported"):
+        ufunc(a, b, signature="dd->d")
+
 def test_reshape_method_takes_copy_as_numpys_regression():
     """``a.reshape(shape, copy=...)`` (numpy >= 2.1) raised TypeError."""
     a = sp.asarray(X, dtype="tf32x3")

@@ -114,3 +114,14 @@ def test_fft_page_ranges_are_its_results_files_regression():
     assert stated.groups() == _ratio_range([r["cufft_us"] / r["separate_passes_us"] for r in scaling]) + \
         _ratio_range([r["cufft_us"] / r["in_kernel_us"] for r in scaling])
     assert "not been measured yet" not in page
+
+
+def test_report_page_names_every_option_of_the_report_command_regression():
+    """docs/report.md listed the options but not ``--force`` / ``--overwrite``, which ``--help`` shows
+    and without which an --out holding a report is refused (exit status 2)."""
+    from splitprec.accuracy import cli
+    commands = next(a for a in cli._parser()._actions if a.dest == "command").choices
+    options = [o for a in commands["report"]._actions for o in a.option_strings if o not in ("-h", "--help")]
+    page = (ROOT / "docs" / "report.md").read_text()
+    assert options and [o for o in options if f"`{o}" not in page] == []
+    assert "exit status 2" in page

@@ -1,6 +1,7 @@
 """Exact references: exact_matmul against math.fsum / fractions, exact_dft against mpmath."""
 from fractions import Fraction
 import math
+import re
 
 import mpmath
 import numpy as np
@@ -9,7 +10,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from splitprec.accuracy import cases, exact_dft, exact_matmul
+from splitprec.accuracy import cases, check, exact_dft, exact_matmul, gemm_bound
 
 
 def fsum_matmul(a, b):
@@ -147,3 +148,19 @@ def test_exact_dft_rejects_bad_input():
         exact_dft([1.0, np.nan])
     with pytest.raises(TypeError, match=r"^exact_dft: x has dtype int64"):
         exact_dft(np.arange(4))
+
+
+@pytest.mark.parametrize("op, call", [
+    ("exact_matmul", exact_matmul),
+    ("gemm_bound", lambda a, b: gemm_bound(a, b, "bf16x9")),
+    ("gemm_bound", lambda a, b: gemm_bound(a.astype(np.float64), b.astype(np.float64), "ozaki2_int8x14")),
+    ("check", lambda a, b: check(a, b, "bf16x9")),
+])
+@pytest.mark.parametrize("shape_a, shape_b", [((5,), (4,)), ((3, 5), (4,)), ((5,), (4, 3))])
+def test_vector_inner_dimension_error_names_the_shapes_as_given_regression(op, call, shape_a, shape_b):
+    """A vector whose length did not match was reported by its promoted shape (``a has shape (1, 5)``
+    for a ``(5,)`` the caller never wrote); now the shapes as given, as sp.matmul names them."""
+    a, b = np.ones(shape_a, np.float32), np.ones(shape_b, np.float32)
+    with pytest.raises(ValueError, match=rf"^{op}: inner dimensions differ: a has shape {re.escape(str(shape_a))}, "
+                                         rf"b has shape {re.escape(str(shape_b))}$"):
+        call(a, b)

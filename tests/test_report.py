@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from splitprec import accuracy
-from splitprec.accuracy import cases, check, cli, report
+from splitprec.accuracy import cases, check, cli, plots, report
 
 
 def test_report_quick_runs_as_module_and_writes_every_file(tmp_path):
@@ -534,3 +534,56 @@ def test_check_native_baseline_does_not_depend_on_the_operands_layout_regression
     assert len({r.native for r in rows}) == 1 and len({r.normwise for r in rows}) == 1
     product = np.matmul(np.ascontiguousarray(a.T), a).astype(np.float64)
     assert rows[0].native == accuracy.measure._normwise(product, accuracy.exact_matmul(a.T, a))
+
+
+@pytest.mark.parametrize("shape_a, shape_b", [((7,), (7,)), ((5, 7), (7,)), ((7,), (7, 5)), ((2, 5, 7), (7,))])
+def test_check_of_vectors_gives_numpy_shapes_regression(shape_a, shape_b):
+    """``check`` of a vector reported the promoted shapes ``((1, 7), (7, 1))`` and kept each row's
+    output in them, although ``exact_matmul`` and ``gemm_bound`` give numpy.matmul's shapes."""
+    import splitprec as sp
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal(shape_a).astype(np.float32), rng.standard_normal(shape_b).astype(np.float32)
+    result = check(a, b, ["bf16x9", "tf32"])
+    assert result.shape == (shape_a, shape_b) and str(result).endswith(f"shape {(shape_a, shape_b)}")
+    for row in result.rows:
+        assert np.array_equal(row.output, sp.matmul(a, b, dtype=row.scheme).astype(np.float64))
+
+
+@pytest.mark.parametrize("shape_a, shape_b", [((40,), (40, 6)), ((6, 40), (40,)), ((2, 6, 40), (40, 6))])
+def test_check_refuses_the_dask_operands_matmul_refuses_regression(shape_a, shape_b):
+    """``check`` measured a 1-D dask operand through its promoted 2-D copy, a product sp.matmul refuses,
+    and a 3-D one failed with matmul's error after the exact product: now it refuses both up front."""
+    da = pytest.importorskip("dask.array")
+    import splitprec as sp
+    a, b = da.ones(shape_a, np.float32, chunks=20), np.ones(shape_b, np.float32)
+    with pytest.raises(ValueError, match=r"^matmul: dask operands must be 2-D"):
+        sp.matmul(a, b, dtype="bf16x9")
+    with pytest.raises(ValueError, match=rf"^check: dask operands must be 2-D, \(m, k\) and \(k, n\), as "
+                                         rf"splitprec.matmul takes them; got a of shape {re.escape(str(shape_a))}"):
+        check(a, b, "bf16x9")
+
+
+def test_tightness_medians_say_how_many_cases_were_exact_regression(plt):
+    """The tightness medians leave exact cases out (a log axis cannot show 0), so a scheme exact on
+    most cases showed a median near 1: each scheme with exact cases now says how many."""
+    results = [_fake("ozaki2_int8x18", f"fp64_case{i}", 0.0 if i < 3 else 1e-17, 1e-16, 0.0 if i < 3 else 0.7)
+               for i in range(5)] + [_fake("bf16x9", "normal_k16", 3e-8, 6e-8, 0.1)]
+    fig = plots.tightness_figure(plt, results)
+    float32, float64 = fig.axes[:2]
+    assert [t.get_text() for t in float64.texts] == ["3/5\nexact"] and len(float32.texts) == 0
+    assert "medians over the cases with an error" in float64.get_ylabel()
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("plot", [p for p in plots.LINE_PLOTS if p[1] == "phi"], ids=lambda p: p[7])
+def test_span_plot_tick_labels_do_not_overlap_regression(plt, plot):
+    """On a linear axis up to phi = 64 the labels 0.5, 1 and 2 were drawn over one another."""
+    logx = plot[8]
+    phis = [0.5, 1, 2, 4, 8, 16, 32, 64]
+    fig, ax = plt.subplots(figsize=(8.4, 4.2))
+    plots.draw_lines(ax, {"bf16x9": [(p, 1e-7) for p in phis]}, [(p, 1e-7) for p in phis], logx, "native",
+                     plots.floor_of("float32"))
+    fig.canvas.draw()
+    boxes = [t.get_window_extent() for t in ax.get_xticklabels()]
+    assert len(boxes) == len(phis) and all(left.x1 < right.x0 for left, right in zip(boxes, boxes[1:]))
+    plt.close(fig)

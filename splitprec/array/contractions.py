@@ -23,6 +23,7 @@ import string
 import numpy as np
 
 from .._backend import is_cupy
+from ..dtypes import SplitDType
 from ..interop import writable
 from ..linalg import _raw_matmul, _scheme as linalg_scheme, core_axes, core_last, core_placed
 from .core import PROTOCOLS, SplitArray, data, finish, result_scheme, write_out
@@ -282,8 +283,25 @@ def _outer(a, b, out=None):
     return _finished(run_einsum("i,j->ij", [a.reshape(-1), b.reshape(-1)], "outer"), out, "outer")
 
 
+def _ufunc_options(op, options):
+    """The options of contraction ufunc ``op`` (``np.matmul(a, b, casting=...)``): those that change
+    nothing for a float32 result (any ``casting``, ``order`` or ``subok``; ``dtype`` and
+    ``signature`` of float32) are accepted and ignored, others refused (:func:`no_options`)."""
+    def float32(t):
+        return t is None or (not isinstance(t, SplitDType) and np.dtype(t) == np.float32)
+    signature = options.get("signature")
+    types = list(signature.replace("->", "").replace(",", "")) if isinstance(signature, str) else signature
+    harmless = {"casting": options.get("casting") in _CASTINGS, "order": options.get("order") in tuple("KACF"),
+                "subok": isinstance(options.get("subok"), bool), "dtype": float32(options.get("dtype")),
+                "signature": isinstance(types, (list, tuple)) and all(map(float32, types))}
+    no_options(op, {k: v for k, v in options.items() if not harmless.get(k)})
+
+
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
 def _vecdot(x1, x2, /, *, axis=-1, out=None, **options):
-    no_options("vecdot", options)
+    _ufunc_options("vecdot", options)
     x1, x2 = (np.moveaxis(x, axis, -1) for x in _operands((x1, x2), "vecdot", out))
     return _finished(run_einsum("...i,...i->...", [x1, x2], "vecdot"), out, "vecdot")
 
@@ -313,13 +331,13 @@ def _matrix_power(a, n):
 def _gufunc(subscripts, op):
     """The handler of contraction ufunc ``op`` (``matvec``, ``vecmat``) given by ``subscripts``."""
     def run(x1, x2, /, *, out=None, **options):
-        no_options(op, options)
+        _ufunc_options(op, options)
         return _finished(run_einsum(subscripts, _operands((x1, x2), op, out), op), out, op)
     return run
 
 
 def _matmul_ufunc(a, b, /, *, out=None, axes=None, **options):
-    no_options("matmul", options)
+    _ufunc_options("matmul", options)
     return matmul(a, b, out=out, axes=axes)
 
 

@@ -334,6 +334,10 @@ class SplitArray(NDArrayOperatorsMixin):
         """The values as nested Python lists of floats."""
         return self._value.tolist()
 
+    def tobytes(self, order="C"):
+        """The float32 storage's raw bytes (``ndarray.tobytes``; a device-to-host copy on gpu)."""
+        return self.to_numpy().tobytes(order)
+
     def fill(self, value):
         """Set every element to ``value`` (which float32 must hold exactly)."""
         self[...] = value
@@ -396,7 +400,6 @@ class SplitArray(NDArrayOperatorsMixin):
     cumsum = _method(np.cumsum, "Cumulative sum in float32 (``np.cumsum``).")
     any = _method(np.any, "Whether any element is nonzero (``np.any``).")
     all = _method(np.all, "Whether every element is nonzero (``np.all``).")
-    clip = _method(np.clip, "Values limited to [min, max] (``np.clip``).")
     round = _method(np.round, "Values rounded to ``decimals`` in float32 (``np.round``).")
     conj = conjugate = _method(np.conjugate, "The complex conjugate: a copy, for real data.")
     dot = _method(np.dot, "The dot product in the scheme (``np.dot``).")
@@ -408,6 +411,11 @@ class SplitArray(NDArrayOperatorsMixin):
     repeat = _method(np.repeat, "Each element repeated (``np.repeat``).")
     diagonal = _method(np.diagonal, "The given diagonal, a view (``np.diagonal``).")
     trace = _method(np.trace, "Sum along a diagonal in float32 (``np.trace``).")
+
+    def clip(self, min=None, max=None, out=None, **kwargs):
+        """Values limited to [min, max] (``np.clip``); as ``ndarray.clip``, either bound may be
+        left out (``a.clip(0)``), while ``np.clip`` needs both."""
+        return np.clip(self, min, max, out=out, **kwargs)
 
     def sort(self, axis=-1, kind=None, order=None, *, stable=None):
         """Sort in place along ``axis``, as ``ndarray.sort`` (a write: the cached parts are dropped)."""

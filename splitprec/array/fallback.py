@@ -17,6 +17,8 @@ Refused, with a TypeError: ``REFUSED``, contractions with no split-precision imp
 ``np.asarray(a)`` to run them in float32). The transforms of ``numpy.fft`` run ``splitprec.fft``
 in the scheme. ``IN_PLACE`` functions write into their first argument: they run on a float64 copy,
 and the result must be float32-exact (as ``a[...] = x``), or they raise TypeError.
+``WRITES_UNLESS_COPY`` (``nan_to_num(a, copy=False)``) write into a SplitArray's float32 storage as
+numpy's do, which counts as a write (its cached split is dropped).
 """
 import functools
 import inspect
@@ -30,6 +32,7 @@ from .convert import exact_float32, same_device
 
 REFUSED = frozenset([np.convolve, np.correlate, np.kron, np.cov, np.corrcoef])
 IN_PLACE = frozenset([np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis])
+WRITES_UNLESS_COPY = frozenset([np.nan_to_num])      # write into their first argument when copy is falsy
 FFT_TRANSFORMS = ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2",
                   "irfft2", "rfftn", "irfftn", "hfft", "ihfft")
 _signature = functools.cache(inspect.signature)      # of numpy functions, for _out_by_keyword
@@ -63,7 +66,24 @@ def call(func, args, kwargs):
         del options["out"]
         return write_out(out, func(*values, **options), d, op)
     writable(out, op)
-    return wrap(func(*values, **options), d, splits, plains)
+    target = _written_target(func, args, kwargs)
+    try:
+        return wrap(func(*values, **options), d, splits, plains)
+    finally:
+        if target is not None:
+            target._written()
+
+
+def _written_target(func, args, kwargs):
+    """The SplitArray that ``func(*args, **kwargs)`` writes in place (``np.nan_to_num(a, copy=False)``
+    writes ``a``'s storage), or None."""
+    if func not in WRITES_UNLESS_COPY or not args or not isinstance(args[0], SplitArray):
+        return None
+    try:
+        copy = _signature(func).bind(*args, **kwargs).arguments.get("copy", True)
+    except TypeError:                          # a call numpy itself refuses
+        return None
+    return None if copy else args[0]
 
 
 def _out_by_keyword(func, args, kwargs):

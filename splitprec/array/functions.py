@@ -34,6 +34,7 @@ numpy's options by :mod:`splitprec.array.fallback`.
 import math
 import numbers
 import operator
+import sys
 import warnings
 
 import numpy as np
@@ -235,16 +236,41 @@ def _deliver(a, value, axes, keepdims, out, op):
     return out
 
 
-def _overflow_check(lines, total, op):
-    """numpy's floating-point overflow report (``np.errstate``'s ``over``) when ``total`` is ±inf for
-    a line of finite values; on cupy storage nothing is reported, as cupy reports nothing."""
-    mode = np.geterr()["over"]
-    if mode == "ignore" or namespace(lines) is not np or np.isfinite(total).all():
+_FP_ERRORS = {"divide by zero": ("divide", 1), "overflow": ("over", 2), "underflow": ("under", 4),
+              "invalid value": ("invalid", 8)}
+
+
+def fp_error(kind, op, stacklevel=3):
+    """numpy's report of floating-point error ``kind`` (a key of ``_FP_ERRORS``) in ``op``, in the
+    mode ``np.errstate`` sets for it: ignore, warn (RuntimeWarning), raise (FloatingPointError),
+    call (``np.seterrcall``'s function), print (to stderr) or log (its ``write``)."""
+    setting, flag = _FP_ERRORS[kind]
+    mode, message = np.geterr()[setting], f"{kind} encountered in {op}"
+    if mode == "warn":
+        warnings.warn(message, RuntimeWarning, stacklevel=stacklevel + 1)
+    elif mode == "raise":
+        raise FloatingPointError(message)
+    elif mode == "call":
+        np.geterrcall()(kind, flag)
+    elif mode == "print":
+        print(f"Warning: {message}", file=sys.stderr)
+    elif mode == "log":
+        np.geterrcall().write(f"Warning: {message}\n")
+
+
+def _fp_check(lines, total, op, count=None):
+    """numpy's floating-point reports for a reduction: overflow where ``total`` is ±inf for a line
+    of finite values, invalid where it is NaN for a line without NaN (inf - inf); a mean's lines of
+    ``count`` 0 are left out (their 0/0 reported itself). On cupy storage nothing is reported, as
+    cupy reports nothing."""
+    if namespace(lines) is not np or np.isfinite(total).all():
         return
+    if count is not None:
+        total = np.where(np.asarray(count) > 0, total, np.float32(0))
     if (np.isinf(total) & np.isfinite(lines).all(axis=-1)).any():
-        if mode == "raise":
-            raise FloatingPointError(f"overflow encountered in {op}")
-        warnings.warn(f"overflow encountered in {op}", RuntimeWarning, stacklevel=4)
+        fp_error("overflow", op, stacklevel=4)
+    if (np.isnan(total) & ~np.isnan(lines).any(axis=-1)).any():
+        fp_error("invalid value", op, stacklevel=4)
 
 
 def _reduced(a, out, op):
@@ -267,7 +293,7 @@ def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     s, c, axes, lines = _sum_parts(a, axis, "sum", where, initial)
     with np.errstate(over="ignore", invalid="ignore"):
         total = s + c
-    _overflow_check(lines, total, "sum")
+    _fp_check(lines, total, "sum")
     return _deliver(a, total, axes, keepdims, out, "sum")
 
 
@@ -284,7 +310,7 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=3)
     with np.errstate(over="ignore", divide="ignore"):         # 0 / 0 reports "invalid", as numpy's
         mean = xp.divide(s.astype(np.float64) + c.astype(np.float64), count).astype(np.float32)
-    _overflow_check(lines, mean, "mean")
+    _fp_check(lines, mean, "mean", count)
     return _deliver(a, mean, axes, keepdims, out, "mean")
 
 

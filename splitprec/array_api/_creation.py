@@ -62,6 +62,9 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     if isinstance(obj, SplitArray):
         is_split, d = split_dtype(obj._dtype if dtype is None else dtype)
         if not is_split:
+            if copy is False:
+                raise ValueError(f"asarray: copy=False but dtype {d} needs a copy of the float32 "
+                                 "data; expected copy=None or copy=True")
             return _device_module(device or obj.device).asarray(obj._value, dtype=d)
         moved = move(obj._value, device, "asarray")
         if copy is False and (moved is not obj._value or d != obj._dtype):

@@ -71,6 +71,9 @@ def isdtype(dtype, kind):
         if kind not in _KINDS and kind != "complex floating":
             raise _unknown_kind("isdtype", kind)
         return np.dtype(_numpy(dtype)).name in _KINDS.get(kind, ())
+    if not isinstance(kind, (np.dtype, SplitDType, type)):
+        raise TypeError(f"isdtype: kind {kind!r} of type {type(kind).__name__} is not a kind; expected a "
+                        "dtype, a kind name such as 'real floating', or a tuple of them")
     return np.dtype(_numpy(dtype)) == np.dtype(_numpy(kind))
 
 
