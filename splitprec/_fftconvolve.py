@@ -7,6 +7,7 @@ length per input (:func:`fftconvolve`).
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,6 +19,7 @@ from ._backend import namespace
 from ._fft_helpers import next_fast_len
 from ._fft_lines import axis_index, nan_where, nonfinite_lines, operand, scheme, transform
 from .dtypes import SchemeLike
+from .formats import widen
 from .interop import Array, ArrayLike, read
 
 _MODES = ("full", "same", "valid")
@@ -130,6 +132,35 @@ def _overlap_save_arrays(x, spectrum, batch, n_h, end, *, real, d, flag, one_fil
     return kept.reshape(batch + (-1,))
 
 
+def _scaled(x, exponent):
+    """``x`` (float32 or complex64) times ``2**exponent`` (an int32 0-d array on ``x``'s device), each
+    component rounded once, subnormals kept: the engine's line scaling, on rows of up to 1024
+    components (one GPU block each) that share the exponent."""
+    xp = namespace(x)
+    flat = xp.ascontiguousarray(x).reshape(-1).view(np.float32)
+    rows = flat.reshape(-1, math.gcd(flat.size, 1024))
+    exponents = xp.ascontiguousarray(xp.broadcast_to(exponent, (rows.shape[0], 1)))
+    return engine(xp).ENGINE.scale_lines(rows, exponents).reshape(-1).view(x.dtype).reshape(x.shape)
+
+
+def _unit_scaled(x):
+    """``(x * 2**-e, e)``, exact: ``x`` scaled by a power of two so that its largest finite ``|Re|``,
+    ``|Im|`` lies in ``[1/2, 1)`` (``e = 0`` for zeros); ``e`` a 0-d int32 array on ``x``'s device.
+
+    The convolution then runs in mid-range whatever the inputs' scales, and its result is scaled back
+    once: unscaled, overlap-save multiplied each block's transform (at the engine's line scale, near
+    float32's top) by the filter's spectrum, which overflowed to NaN for filters above 1 in magnitude
+    (``fftconvolve(ones(40), [1e10, 1, 1])``), and products of small inputs' spectra fell into the
+    subnormals (``1e-20`` inputs lost four digits). The peak is found in float64 (exactly widened):
+    cupy's float32 kernels flush subnormals."""
+    xp = namespace(x)
+    wide = xp.abs(widen(xp.ascontiguousarray(x).reshape(-1).view(np.float32)))
+    peak = xp.where(xp.isfinite(wide), wide, 0.0).max()
+    _, e = xp.frexp(peak)
+    e = xp.where(peak > 0, e, 0).astype(np.int32)
+    return _scaled(x, -e), e
+
+
 def _conv_axes(in1, in2, mode, axes, op):
     """scipy.signal.fftconvolve's checks of ``mode``, dimensions and ``axes``; the sorted axes."""
     if mode not in _MODES:
@@ -214,8 +245,11 @@ def fftconvolve(in1: ArrayLike, in2: ArrayLike, mode: str = "full", axes: int | 
     Accuracy: normwise, within 2x scipy.signal.fftconvolve's float32 error (plus one float32
     rounding of ``||in1|| ||in2||`` where a few outputs are single dot products), checked by
     ``tests/test_fft.py::test_fftconvolve_error_within_twice_float32_fftconvolve`` and, for any
-    lengths, ``test_fftconvolve_either_path_within_twice_scipy_float32``. One tap per convolved
-    axis is the product itself, as in scipy.
+    lengths, ``test_fftconvolve_either_path_within_twice_scipy_float32``; at any scale (each input is
+    scaled exactly by a power of two to a peak in ``[1/2, 1)`` first, the result back once, so only
+    results beyond float32's range or in its subnormals differ from the unit-scale ones) by
+    ``test_fftconvolve_of_any_scale_within_twice_float32_regression``. One tap per convolved axis is
+    the product itself, as in scipy.
 
     Examples
     --------
@@ -247,18 +281,21 @@ def _convolve(in1, in2, mode, axes, *, real, d, op):
     # shape on every axis, the broadcast ones too.
     keep = dict(enumerate(shape1)) if mode == "same" else dict(zip(axes, full if mode == "full" else [
         in1.shape[ax] - in2.shape[ax] + 1 for ax in axes]))
-    long, short = sorted((in1, in2), key=lambda x: -x.shape[axes[0]])   # along the first convolved axis
     cut = {}                                                           # axes the convolution kept already
     if all(1 in (in1.shape[ax], in2.shape[ax]) for ax in axes):   # one tap per axis: the product, as
         y = in1 * in2                                              # scipy (it convolves no such axis)
-    elif len(axes) == 1 and (block := _block_length(long.shape[axes[0]], short.shape[axes[0]])):
-        ax = axes[0]
-        y = _overlap_save(long, short, ax, block, (full[0] - keep[ax]) // 2, keep[ax], real=real, d=d)
-        cut = {ax: keep[ax]}
     else:
-        lengths = [_conv_length(n, d, xp) for n in full]
-        product = _spectrum(in1, lengths, axes, real=real, d=d) * _spectrum(in2, lengths, axes, real=real, d=d)
-        y = _inverse_spectrum(product, lengths, axes, real=real, d=d)
+        (in1, e1), (in2, e2) = _unit_scaled(in1), _unit_scaled(in2)
+        long, short = sorted((in1, in2), key=lambda x: -x.shape[axes[0]])   # along the first convolved axis
+        if len(axes) == 1 and (block := _block_length(long.shape[axes[0]], short.shape[axes[0]])):
+            ax = axes[0]
+            y = _overlap_save(long, short, ax, block, (full[0] - keep[ax]) // 2, keep[ax], real=real, d=d)
+            cut = {ax: keep[ax]}
+        else:
+            lengths = [_conv_length(n, d, xp) for n in full]
+            product = _spectrum(in1, lengths, axes, real=real, d=d) * _spectrum(in2, lengths, axes, real=real, d=d)
+            y = _inverse_spectrum(product, lengths, axes, real=real, d=d)
+        y = _scaled(y, e1 + e2)
     whole = dict(enumerate(y.shape)) | dict(zip(axes, full)) | cut
     index = tuple(slice((whole[ax] - keep[ax]) // 2, (whole[ax] - keep[ax]) // 2 + keep[ax]) if ax in keep
                   else slice(None) for ax in range(y.ndim))

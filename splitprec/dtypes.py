@@ -24,6 +24,7 @@ parts and products; splitprec's ``fp16`` also scales rows and columns by powers 
 with no split scheme behind them (``DEFAULT``, the float8 ones, fp16/bf16 accumulation, native
 ``F32_F32_F32`` and ``F64_F64_F64``) are refused with the reason.
 """
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import Union
@@ -62,7 +63,7 @@ class SplitDType:
         if isinstance(other, SplitDType):
             return self.name == other.name
         if isinstance(other, str):
-            return _LOOKUP.get(other.lower()) is self
+            return getattr(_LOOKUP.get(other.lower()), "name", None) == self.name
         if isinstance(other, np.dtype) or (isinstance(other, type) and issubclass(other, np.generic)):
             return np.dtype(other) == self.dtype
         return NotImplemented
@@ -72,6 +73,16 @@ class SplitDType:
         holds, as equal objects must hash alike); names compare equal without hashing alike, as
         ``np.dtype("float32") == "float32"`` does."""
         return hash(self.dtype)
+
+    def __reduce__(self):
+        """A registered scheme pickles (and copies) as its name, so that it comes back as the
+        registry's record, which ``d == "bf16x9"`` and the plan caches expect; a variant of one
+        (``dataclasses.replace``) as its fields."""
+        fields = tuple(getattr(self, f.name) for f in dataclasses.fields(self))
+        registered = _REGISTRY.get(self.name)
+        if registered is not None and fields == tuple(getattr(registered, f.name) for f in dataclasses.fields(self)):
+            return dtype, (self.name,)
+        return SplitDType, fields
 
     @property
     def dtype(self):
@@ -233,7 +244,8 @@ def dtype(name):
     if type(name).__name__ == "DotAlgorithmPreset":       # jax.lax's enum, without importing jax
         name = name.name
     if not isinstance(name, str):
-        raise TypeError(f"split dtype must be a name (str) or SplitDType, got {type(name).__name__}")
+        raise TypeError(f"split dtype must be a name (str) or SplitDType, got {name!r} of type "
+                        f"{type(name).__name__}")
     expected = f"expected one of {', '.join(map(repr, dtypes()))}"
     if name.lower() in _UNMATCHED_PRESETS:
         raise ValueError(f"split dtype {name!r} is an XLA DotAlgorithmPreset with no splitprec "

@@ -108,9 +108,37 @@ def exact(operand: Operand, op, name, *, target, complex_ok=False, accepted="acc
         return x
     if dt.kind in "biu" or (operand.weak and dt.kind in ("fc" if holder == "complex64" else "f")):
         return exactly(x, np.complex64 if dt.kind == "c" else np.dtype(target), op, name)
+    if operand.weak and dt.kind == "O":
+        _refuse_python_objects(x, holder, op, name)
     raise TypeError(f"{op}: {name} has dtype {dt}; {accepted} {_ACCEPTED[holder]}, and integers, "
                     f"bools and Python scalars that {holder} holds exactly (convert explicitly, "
                     f"e.g. {name}.astype(numpy.{holder}))")
+
+
+def _refuse_python_objects(x, holder, op, name):
+    """The TypeError for Python data that numpy could only hold as objects, naming the first value
+    that is refused: an integer beyond int64 (or uint64), or an object that is no int, float or
+    complex (None, a Fraction, a str beside numbers)."""
+    for value in x.ravel().tolist():
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2 ** 53:
+            raise TypeError(_refused_integer(value, holder, op, name))
+        if not isinstance(value, (int, float, complex)):
+            raise TypeError(f"{op}: {name} holds {value!r} of type {type(value).__name__}; accepted: "
+                            f"{_ACCEPTED[holder]}, and integers, bools and Python scalars that {holder} "
+                            "holds exactly")
+
+
+def _refused_integer(value, holder, op, name):
+    """The message refusing the integer ``value`` (of magnitude 2**53 or more, or rounding in
+    ``holder``): that ``holder`` cannot hold it exactly, or, where it can (``2**100`` in float32),
+    that integers are taken below 2**53 only."""
+    with np.errstate(over="ignore"):
+        held = np.dtype(holder).type(value)
+    if not np.isfinite(held) or int(held.real) != value:
+        return (f"{op}: {name} holds a value that {holder} cannot hold exactly ({value!r}); round "
+                f"explicitly, e.g. numpy.{holder}({name})")
+    return (f"{op}: {name} holds an integer of magnitude 2**53 or more ({value!r}); integers are taken "
+            f"below 2**53, where {holder} holds them exactly (convert explicitly, e.g. numpy.{holder}({name}))")
 
 
 def unmasked(x, op, name):
@@ -136,12 +164,22 @@ def _read(x, op, name):
     if hasattr(x, "__cuda_array_interface__"):
         return Operand(gpu_module(op, f"{name} (on a CUDA device)").asarray(x), False, None)
     if isinstance(x, (numbers.Number, list, tuple)):
-        return Operand(np.asarray(x), True, None)
+        return Operand(_python_data(x, op, name), True, None)
     if hasattr(x, "__array__") or hasattr(x, "__array_interface__"):
         return Operand(np.asarray(x), False, None)
     raise TypeError(f"{op}: {name} of type {type(x).__name__} is not accepted; expected an array "
                     "(numpy, cupy, or any object with __dlpack__ or __cuda_array_interface__, such as "
                     "a torch tensor or a jax array), a Python scalar or a (nested) list")
+
+
+def _python_data(x, op, name):
+    """Python scalars and (nested) lists and tuples as a numpy array; ragged nesting, which numpy
+    refuses with a message that names no argument, is a ValueError naming ``name``."""
+    try:
+        return np.asarray(x)
+    except ValueError as err:
+        raise ValueError(f"{op}: {name} is a nested sequence numpy cannot make an array of ({err}); "
+                         "expected a scalar or lists of equal lengths at each level") from None
 
 
 def _is_split_array(x):
@@ -216,9 +254,11 @@ def exactly(x, dtype, op, name):
             if x.dtype.kind in "iu":
                 exact &= xp.abs(wide) < 2.0 ** 53
     if not bool(exact.all()):
+        first = x[~exact].ravel()[0].item()
+        if x.dtype.kind in "iu":
+            raise TypeError(_refused_integer(first, np.dtype(dtype), op, name))
         raise TypeError(f"{op}: {name} holds a value that {np.dtype(dtype)} cannot hold exactly "
-                        f"({x[~exact].ravel()[0].item()!r}); round explicitly, e.g. "
-                        f"numpy.{np.dtype(dtype)}({name})")
+                        f"({first!r}); round explicitly, e.g. numpy.{np.dtype(dtype)}({name})")
     return value
 
 

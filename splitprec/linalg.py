@@ -104,10 +104,16 @@ def core_axes(axes, ndim_a, ndim_b, op):
         raise ValueError(f"{op}: axes={axes!r} is not a list of an entry for a, b and the result; expected "
                          "e.g. [(-2, -1), (-2, -1), (-2, -1)], or [0, 0, ()] for two vectors")
     entries = [(e,) if isinstance(e, numbers.Integral) else tuple(e) for e in axes]
-    for name, entry, core in zip(("a", "b", "the result"), entries, cores):
+    batch = max(ndim_a - cores[0], ndim_b - cores[1])
+    for name, entry, core, ndim in zip(("a", "b", "the result"), entries, cores, (ndim_a, ndim_b, batch + cores[2])):
         if len(entry) != core:
             raise ValueError(f"{op}: axes entry {entry!r} for {name} names {len(entry)} axes; expected {core}, "
                              "its core dimensions")
+        for axis in entry:
+            if not -ndim <= axis < ndim:
+                raise np.exceptions.AxisError(axis, ndim, msg_prefix=f"{op}: axes entry for {name}")
+        if len({axis % ndim for axis in entry}) != len(entry):
+            raise ValueError(f"{op}: axes entry {entry!r} for {name} repeats an axis; expected distinct axes")
     return entries
 
 

@@ -401,3 +401,59 @@ def test_contractions_write_a_float32_numpy_out_as_numpy_does_regression(call, s
             call(a, b, out=sp.zeros((4, 3), dtype="tf32x3"))
         with pytest.raises(TypeError, match=rf"^{call.__name__}: the result has scheme tf32x3 but out has scheme bf16x9"):
             call(a, b, out=sp.zeros((4, 4), dtype="bf16x9"))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda a, x: np.dot(a, x[0, 0]), r"^dot: b has dtype float64"),
+    (lambda a, x: np.inner(x[0, 0], a), r"^inner: a has dtype float64"),
+    (lambda a, x: np.tensordot(a, x.T, 1), r"^tensordot: b has dtype float64"),
+    (lambda a, x: np.einsum("ij,kj", a, x), r"^einsum: operands\[1\] has dtype float64"),
+    (lambda a, x: np.linalg.multi_dot([a, x.T, a]), r"^multi_dot: arrays\[1\] has dtype float64"),
+    (lambda a, x: np.vecdot(a, x), r"^vecdot: x2 has dtype float64"),
+    (lambda a, x: np.matvec(a, x[0]), r"^matvec: x2 has dtype float64"),
+    (lambda a, x: np.vdot(x, a), r"^vdot: a has dtype float64"),
+])
+def test_contractions_refuse_float64_naming_the_argument_regression(call, message):
+    """A float64 operand was refused as "an operand" (or, for ``dot`` with a 0-d operand, by
+    ``multiply`` as ``x2``): the error now names the contraction and numpy's argument name."""
+    with pytest.raises(TypeError, match=message):
+        call(sp.asarray(X, dtype="tf32x3"), X.astype(np.float64))
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda a: np.matvec(a[0], a[0]), ValueError, r"^matvec: subscripts '\.\.\.ij,\.\.\.j->\.\.\.i' name more"),
+    (lambda a: np.einsum("ii", a), ValueError, r"^einsum: label 'i' repeats within an operand of shape \(4, 6\)"),
+    (lambda a: np.vecdot(a[0, 0], a), ValueError, r"^vecdot: x1 is a scalar \(ndim 0\)"),
+    (lambda a: np.vecdot(a, a, axis=2), np.exceptions.AxisError, r"^vecdot: axis of x1: axis 2 is out of bounds"),
+    (lambda a: np.linalg.matrix_power(a[:, :4], 2.0), TypeError, r"^matrix_power: n is 2\.0 of type float; expected an integer"),
+    (lambda a: np.matmul(a, a, axes=[(0, 1), (1, 0), (0, 2)]), np.exceptions.AxisError,
+     r"^matmul: axes entry for the result: axis 2 is out of bounds"),
+    (lambda a: np.matmul(a, a, axes=[(0, 0), (1, 0), (0, 1)]), ValueError, r"^matmul: axes entry \(0, 0\) for a repeats"),
+])
+def test_contraction_shape_errors_name_the_contraction_regression(call, error, message):
+    """These raised errors that named ``einsum`` (for ``matvec``), numpy's internals (``source: axis
+    -1 ...``, ``repeated axis in `source` argument``, einsum's "collapsing index") or none at all
+    (``unsupported operand type(s) for &``)."""
+    with pytest.raises(error, match=message):
+        call(sp.asarray(X, dtype="tf32x3"))
+
+
+def test_linalg_outer_refuses_arrays_that_are_not_1d_regression():
+    """``np.linalg.outer`` (the standard's ``outer``) flattened 2-D operands as ``np.outer`` does;
+    numpy's refuses them, and so does it now, while ``np.outer`` still flattens."""
+    a = sp.asarray(X, dtype="tf32x3")
+    with pytest.raises(ValueError, match=r"^outer: x1 has shape \(4, 6\) and x2 has shape \(6,\); expected 1-D"):
+        np.linalg.outer(a, a[0])
+    assert np.array_equal(np.asarray(np.linalg.outer(a[0], a[1])), np.asarray(np.outer(a[0], a[1])))
+    assert np.outer(a, a[0]).shape == (24, 6)
+
+
+def test_multi_dot_of_two_arrays_is_dot_and_tensordot_takes_numpy_integer_axes_regression():
+    """``multi_dot`` of two arrays refused N-D operands where numpy's runs ``dot``; ``tensordot``
+    with ``axes=numpy.int64(1)`` raised "'numpy.int64' object is not iterable"."""
+    a = sp.asarray(rng.standard_normal((2, 4, 6)).astype(np.float32), dtype="tf32x3")
+    b = sp.asarray(Y.T, dtype="tf32x3")
+    got = np.linalg.multi_dot([a, b])
+    assert got.shape == np.dot(a.to_numpy(), Y.T).shape == (2, 4, 4)
+    assert np.array_equal(np.asarray(got), np.asarray(np.dot(a, b)))
+    assert np.array_equal(np.asarray(np.tensordot(a, b, axes=np.int64(1))), np.asarray(np.tensordot(a, b, axes=1)))

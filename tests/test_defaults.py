@@ -93,7 +93,7 @@ def test_the_default_is_per_thread():
                            r"class, 'fp32' or 'fp64'\)"),
     ("F64_F64_F64", ValueError, r"^default_scheme: split dtype 'F64_F64_F64' is an XLA DotAlgorithmPreset with no "
                                 r"splitprec equivalent"),
-    ([], TypeError, r"^default_scheme: split dtype must be a name \(str\) or SplitDType, got list"),
+    ([], TypeError, r"^default_scheme: split dtype must be a name \(str\) or SplitDType, got \[\] of type list"),
 ])
 def test_bad_values_are_refused_and_change_nothing(value, error, message):
     with pytest.raises(error, match=message):

@@ -1,6 +1,10 @@
 """The scheme table: names, aliases, errors and the identities every record must satisfy."""
+import copy
+import dataclasses
+import pickle
 import re
 
+import numpy as np
 import pytest
 
 import splitprec as sp
@@ -120,3 +124,22 @@ def test_matmul_takes_a_preset_name_as_dtype():
 def test_cheapest_checks_precision_before_its_cache():
     with pytest.raises(TypeError, match=r"^precision must be 'fp32' or 'fp64' \(a str\), got \['fp32'\]"):
         cheapest(["fp32"])
+
+
+@pytest.mark.parametrize("name", ALL_DTYPES)
+def test_pickled_and_copied_scheme_is_the_registered_one_regression(name):
+    """A pickled or deep-copied scheme came back as a second record of the same name, which compared
+    unequal to its own name (``pickle.loads(pickle.dumps(d)) == "bf16x9"`` was False): dask's process
+    schedulers pickle the dtype of every chunk."""
+    d = sp.dtype(name)
+    for back in (pickle.loads(pickle.dumps(d)), copy.deepcopy(d), copy.copy(d)):
+        assert back is d and back == name.upper() and back != "no such scheme"
+    variant = dataclasses.replace(d, rounding="rz")                 # unregistered: keeps its fields
+    assert pickle.loads(pickle.dumps(variant)).rounding == "rz"
+
+
+def test_dtype_of_a_non_string_names_the_value_regression():
+    """``sp.dtype(np.float32)`` said only "got type"; the message names the value and its type."""
+    with pytest.raises(TypeError, match=r"^split dtype must be a name \(str\) or SplitDType, got "
+                                        r"<class 'numpy.float32'> of type type$"):
+        sp.dtype(np.float32)

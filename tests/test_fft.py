@@ -533,6 +533,26 @@ def test_fftconvolve_one_tap_is_the_product_as_scipy(mode):
                                   scipy_signal.fftconvolve(in1, in2, mode, axes=-1))
 
 
+@pytest.mark.parametrize("kind", ["r", "c"])
+@pytest.mark.parametrize("n1, n2", [(40, 3), (5000, 300), (100, 60)])
+@pytest.mark.parametrize("e1, e2", [(0, 40), (40, 0), (-70, -70), (-140, 0), (64, 56)])
+def test_fftconvolve_of_any_scale_within_twice_float32_regression(n1, n2, e1, e2, kind):
+    """Overlap-save multiplied each block's transform, at the engine's line scale near float32's top,
+    by the filter's spectrum, which overflowed to NaN for a filter above 1 (``e2 = 40``); products of
+    small inputs' spectra fell into the subnormals (``-70``: 1e-5 relative error). The inputs of
+    ``2**e`` times unit data must give scipy's float64 result within twice scipy's float32 error on
+    the unit data (what the scaling cannot change), wherever the result is in float32's range."""
+    x, h = _signal((n1,), kind, seed=n1), _signal((n2,), kind, seed=n2)
+    xs, hs = np.ldexp(x.view(np.float32), e1).view(x.dtype), np.ldexp(h.view(np.float32), e2).view(h.dtype)
+    wide = np.complex128 if kind == "c" else np.float64
+    ref = scipy_signal.fftconvolve(xs.astype(wide), hs.astype(wide))
+    unit = [np.ldexp(v.view(np.float32), -e).view(v.dtype) for v, e in ((xs, e1), (hs, e2))]  # exact: scaled up
+    unit_ref = scipy_signal.fftconvolve(*(v.astype(wide) for v in unit))
+    scale = np.linalg.norm(unit[0].astype(wide)) * np.linalg.norm(unit[1].astype(wide)) / np.linalg.norm(unit_ref)
+    bound = 2 * _rel(scipy_signal.fftconvolve(*unit), unit_ref) + 2.0 ** -24 * scale
+    assert _rel(sp.fft.fftconvolve(xs, hs), ref) <= bound + (2.0 ** -149 * np.sqrt(ref.size) / np.linalg.norm(ref))
+
+
 def test_fftconvolve_overlap_save_nonfinite_rows_like_scipy():
     in1, in2 = _signal((3, 5000), "r", seed=12), _signal((1, 300), "r", seed=13)
     in1[1, 777] = np.nan

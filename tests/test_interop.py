@@ -154,6 +154,29 @@ def test_values_the_target_cannot_hold_are_refused_naming_the_argument(call, mes
         call()
 
 
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: sp.asarray([[1, 2], [3]]), ValueError,
+     r"^asarray: x is a nested sequence numpy cannot make an array of \(.*\); expected a scalar or lists of equal "
+     r"lengths at each level$"),
+    (lambda: sp.matmul([[1.0]], [[1.0], [2.0, 3.0]]), ValueError, r"^matmul: b is a nested sequence numpy cannot"),
+    (lambda: sp.asarray([1, 2 ** 64]), TypeError,
+     r"^asarray: x holds an integer of magnitude 2\*\*53 or more \(18446744073709551616\); integers are taken "
+     r"below 2\*\*53, where float32 holds them exactly"),
+    (lambda: sp.asarray(np.int64([2 ** 53])), TypeError, r"^asarray: x holds an integer of magnitude 2\*\*53 or more"),
+    (lambda: sp.fft.fft([2 ** 64 + 1, 1j]), TypeError,
+     r"^fft: a holds a value that complex64 cannot hold exactly \(18446744073709551617\)"),
+    (lambda: sp.asarray([1.0, None]), TypeError,
+     r"^asarray: x holds None of type NoneType; accepted: float32, float16 or bfloat16 data, and integers"),
+])
+def test_python_data_numpy_cannot_type_is_refused_naming_the_argument_regression(call, error, message):
+    """Ragged lists raised numpy's ValueError, which names no argument; Python ints beyond int64 and
+    non-numbers (None, Fraction) said "x has dtype object", and 2**53 or 2**100, which float32
+    holds exactly, that float32 "cannot hold" them. Each message now names the argument, the value
+    and what is accepted."""
+    with pytest.raises(error, match=message):
+        call()
+
+
 def test_lists_tuples_and_python_scalars_are_read_as_asarray_reads_them():
     np.testing.assert_array_equal(sp.matmul([[1, 2], [3, 4]], ((0.5,), (0.25,))), np.float32([[1.0], [2.5]]))
     np.testing.assert_array_equal(sp.fft.fft([1, 0, 0, 0]), np.ones(4, np.complex64))

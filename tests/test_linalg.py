@@ -202,6 +202,20 @@ def test_matmul_rejects_bad_axes_naming_them():
         sp.matmul(a, a, axes=[(0, 2), (0, 1), (0, 1)])
 
 
+@pytest.mark.parametrize("axes, error, message", [
+    ([(0, 2), (0, 1), (0, 1)], np.exceptions.AxisError, r"^matmul: axes entry for a: axis 2 is out of bounds"),
+    ([(0, 1), (0, 1), (-3, 1)], np.exceptions.AxisError, r"^matmul: axes entry for the result: axis -3 is out of bounds"),
+    ([(0, 1), (1, -1), (0, 1)], ValueError, r"^matmul: axes entry \(1, -1\) for b repeats an axis; expected distinct"),
+])
+def test_matmul_axes_out_of_range_or_repeated_name_matmul_regression(axes, error, message):
+    """An axis out of range or repeated in ``axes=`` raised numpy's ``moveaxis`` errors
+    (``destination: axis 5 ...``, ``repeated axis in `source` argument``), which name neither
+    ``matmul`` nor the operand."""
+    a = np.ones((2, 2), np.float32)
+    with pytest.raises(error, match=message):
+        sp.matmul(a, a, axes=axes)
+
+
 @pytest.mark.parametrize("precision", ["FP32", "Fp64", "fp32"])
 def test_precision_is_case_insensitive_as_scheme_names_regression(precision):
     """``precision="FP64"`` was refused while scheme names resolve in any case."""

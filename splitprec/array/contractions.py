@@ -18,6 +18,8 @@ Accuracy: each matmul within ``accuracy.gemm_bound`` of its inputs, checked by
 ``tests/test_array_functions.py::test_contractions_within_gemm_bound``.
 """
 import math
+import numbers
+import operator
 import string
 
 import numpy as np
@@ -69,17 +71,24 @@ def written(out, value, d, op):
     return out
 
 
-def plain(x, op, d=None):
+def plain(x, op, d=None, name="a"):
     """``x`` as a SplitArray: SplitArrays as they are, other data by the one input rule
-    (``as_float32``) wrapped in scheme ``d``."""
+    (``as_float32``, whose errors name ``op`` and the argument ``name``) wrapped in scheme ``d``."""
     if isinstance(x, SplitArray):
         return x
-    return SplitArray._wrap(as_float32(x, op, "an operand"), d)
+    return SplitArray._wrap(as_float32(x, op, name), d)
 
 
-def _operands(arrays, op, out=None):
+def _operands(arrays, op, out=None, names=("a", "b")):
+    """``arrays`` as SplitArrays of their promoted scheme (or ``out``'s); ``names``: the arguments'
+    names for error messages (numpy's parameter names)."""
     d = result_scheme(arrays, (out,))
-    return [plain(x, op, d) for x in arrays]
+    return [plain(x, op, d, name) for x, name in zip(arrays, names)]
+
+
+def _indexed(name, count):
+    """Argument names ``name[0]``, ``name[1]``, ... of a function taking a sequence of arrays."""
+    return [f"{name}[{i}]" for i in range(count)]
 
 
 def _arrange(x, labels, order, shape):
@@ -126,18 +135,19 @@ def _interleaved(operands):
     return (subscripts + "->" + letters(operands[-1]) if explicit else subscripts), pairs[0::2]
 
 
-def einsum_labels(subscripts, shapes):
-    """(labels per operand, output labels) of ``subscripts`` with ``...`` expanded to letters."""
+def einsum_labels(subscripts, shapes, op="einsum"):
+    """(labels per operand, output labels) of ``subscripts`` with ``...`` expanded to letters;
+    errors name ``op`` (``matvec`` runs as an einsum)."""
     inputs, arrow, output = subscripts.replace(" ", "").partition("->")
     terms = inputs.split(",")
     if len(terms) != len(shapes) or not all(c in LABELS for c in (inputs + output).replace(".", "").replace(",", "")):
-        raise ValueError(f"einsum: subscripts {subscripts!r} do not name letters for each of the "
+        raise ValueError(f"{op}: subscripts {subscripts!r} do not name letters for each of the "
                          f"{len(shapes)} operand(s); expected e.g. 'ij,jk->ik'")
     spare = [c for c in LABELS if c not in inputs + output]
     counts = [len(t.replace("...", "")) for t in terms]
     extra = [len(s) - n for t, s, n in zip(terms, shapes, counts)]
     if any(e < 0 or (e and "..." not in t) for t, e in zip(terms, extra)):
-        raise ValueError(f"einsum: subscripts {subscripts!r} name more or fewer axes than the "
+        raise ValueError(f"{op}: subscripts {subscripts!r} name more or fewer axes than the "
                          f"operands have (shapes {', '.join(map(str, shapes))})")
     ellipsis = "".join(spare[:max(extra, default=0)])
     labels = [t.replace("...", ellipsis[len(ellipsis) - e:]) for t, e in zip(terms, extra)]
@@ -146,19 +156,24 @@ def einsum_labels(subscripts, shapes):
         output = ellipsis + "".join(sorted(c for c in set(joined) - set(ellipsis) if joined.count(c) == 1))
     elif "..." in output or ellipsis:
         if "..." not in output and any(extra):
-            raise ValueError(f"einsum: {subscripts!r} has '...' in an operand but not in the output")
+            raise ValueError(f"{op}: {subscripts!r} has '...' in an operand but not in the output")
         output = output.replace("...", ellipsis)
     if len(set(output)) != len(output) or not set(output) <= set("".join(labels)):
-        raise ValueError(f"einsum: output subscripts of {subscripts!r} repeat a label or name one "
+        raise ValueError(f"{op}: output subscripts of {subscripts!r} repeat a label or name one "
                          "that no operand has")
     return labels, output
 
 
-def _diagonal(x, labels):
+def _diagonal(x, labels, op):
     """``x`` with each repeated label taken once (the diagonal, an exact gather; a view)."""
     unique = "".join(dict.fromkeys(labels))
     if unique == labels:
         return x, labels
+    for c in unique:
+        lengths = {n for t, n in zip(labels, x.shape) if t == c}
+        if len(lengths) > 1:
+            raise ValueError(f"{op}: label {c!r} repeats within an operand of shape {x.shape} with "
+                             f"lengths {sorted(lengths)}; expected equal lengths (a diagonal)")
     xp = same_device("einsum", x._value)
     return SplitArray._wrap(xp.einsum(f"{labels}->{unique}", x._value), x._dtype, x._storage), unique
 
@@ -182,8 +197,8 @@ def _summed_first(x, labels, needed):
 def run_einsum(subscripts, operands, op="einsum"):
     """``np.einsum(subscripts, *operands)`` of SplitArrays in their promoted scheme (module
     docstring), as a SplitArray (of ndim 0 for a scalar)."""
-    labels, output = einsum_labels(subscripts, [x.shape for x in operands])
-    pairs = [_diagonal(x, s) for x, s in zip(operands, labels)]
+    labels, output = einsum_labels(subscripts, [x.shape for x in operands], op)
+    pairs = [_diagonal(x, s, op) for x, s in zip(operands, labels)]
     size = {}
     for x, s in pairs:
         for c, n in zip(s, x.shape):
@@ -219,13 +234,15 @@ def _einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting=
     subscripts, arrays = (operands[0], operands[1:]) if isinstance(operands[0], str) else _interleaved(operands)
     if not arrays:
         raise ValueError("einsum: no operands; expected a subscripts string and at least one operand")
-    return _finished(run_einsum(subscripts, _operands(arrays, "einsum", out)), out, "einsum")
+    operands = _operands(arrays, "einsum", out, _indexed("operands", len(arrays)))
+    return _finished(run_einsum(subscripts, operands), out, "einsum")
 
 
 # -- numpy's named contractions ----------------------------------------------------------------------
 
 def _tensordot_labels(a, b, axes, op):
-    if isinstance(axes, int):
+    if isinstance(axes, numbers.Integral):
+        axes = operator.index(axes)
         axes_a, axes_b = list(range(a.ndim - axes, a.ndim)), list(range(axes))
     else:
         axes_a, axes_b = ([x] if isinstance(x, int) else list(x) for x in axes)
@@ -255,17 +272,33 @@ def _tensordot(a, b, axes=2):
     return _pair(a, b, axes, "tensordot")
 
 
+def _scaled(a, b, op, out=None):
+    """``a * b``: numpy's ``dot``/``inner`` with a 0-d operand (elementwise, float32). Python
+    scalars stay weak, as in arithmetic; other data is checked here, so errors name ``op``, ``a``, ``b``."""
+    def weak(x):
+        return isinstance(x, (int, float)) and not isinstance(x, np.generic)
+    d = result_scheme((a, b), (out,))
+    a, b = (x if weak(x) else plain(x, op, d, name) for x, name in ((a, "a"), (b, "b")))
+    return np.multiply(a, b, out=out)
+
+
+def _dotted(a, b, op, out=None):
+    """numpy's ``dot``: a scalar times an array, else the sum over the last axis of ``a`` and the
+    second-to-last of ``b`` (its only axis if 1-D)."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return _scaled(a, b, op, out)
+    return _pair(a, b, ([-1], [max(np.ndim(b) - 2, 0)]), op, out)
+
+
 @implements(np.dot)
 def _dot(a, b, out=None):
-    if np.ndim(a) == 0 or np.ndim(b) == 0:
-        return np.multiply(a, b, out=out)
-    return _pair(a, b, ([-1], [max(np.ndim(b) - 2, 0)]), "dot", out)
+    return _dotted(a, b, "dot", out)
 
 
 @implements(np.inner)
 def _inner(a, b):
     if np.ndim(a) == 0 or np.ndim(b) == 0:
-        return np.multiply(a, b)
+        return _scaled(a, b, "inner")
     return _pair(a, b, ([-1], [-1]), "inner")
 
 
@@ -277,10 +310,20 @@ def _vdot(a, b):
     return finish(run_einsum("i,i->", [a.reshape(-1), b.reshape(-1)], "vdot"))
 
 
-@implements(np.outer, getattr(np.linalg, "outer", None))
+@implements(np.outer)
 def _outer(a, b, out=None):
     a, b = _operands((a, b), "outer", out)
     return _finished(run_einsum("i,j->ij", [a.reshape(-1), b.reshape(-1)], "outer"), out, "outer")
+
+
+@implements(getattr(np.linalg, "outer", None))
+def _linalg_outer(x1, x2, /):
+    """The standard's ``outer``: 1-D operands only (``numpy.outer`` flattens; this refuses, as numpy's does)."""
+    x1, x2 = _operands((x1, x2), "outer", names=("x1", "x2"))
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError(f"outer: x1 has shape {x1.shape} and x2 has shape {x2.shape}; expected "
+                         "1-D arrays (numpy.outer flattens its operands, linalg.outer does not)")
+    return _outer(x1, x2)
 
 
 def _ufunc_options(op, options):
@@ -302,7 +345,13 @@ _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 
 def _vecdot(x1, x2, /, *, axis=-1, out=None, **options):
     _ufunc_options("vecdot", options)
-    x1, x2 = (np.moveaxis(x, axis, -1) for x in _operands((x1, x2), "vecdot", out))
+    x1, x2 = _operands((x1, x2), "vecdot", out, ("x1", "x2"))
+    for x, name in ((x1, "x1"), (x2, "x2")):
+        if x.ndim == 0:
+            raise ValueError(f"vecdot: {name} is a scalar (ndim 0); expected an array with ndim >= 1")
+        if not -x.ndim <= axis < x.ndim:
+            raise np.exceptions.AxisError(axis, x.ndim, msg_prefix=f"vecdot: axis of {name}")
+    x1, x2 = (np.moveaxis(x, axis, -1) for x in (x1, x2))
     return _finished(run_einsum("...i,...i->...", [x1, x2], "vecdot"), out, "vecdot")
 
 
@@ -311,6 +360,9 @@ def _matrix_power(a, n):
     """``a`` to the integer power ``n`` by binary powering (square, and multiply by the squares
     whose bit of ``n`` is set, lowest bit first); ``n < 0`` inverts ``a`` first (float32)."""
     a = plain(a, "matrix_power", None if not isinstance(a, SplitArray) else a._dtype)
+    if not isinstance(n, numbers.Integral):
+        raise TypeError(f"matrix_power: n is {n!r} of type {type(n).__name__}; expected an integer")
+    n = operator.index(n)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"matrix_power: a has shape {a.shape}; expected a stack of square matrices")
     if n < 0:
@@ -332,7 +384,7 @@ def _gufunc(subscripts, op):
     """The handler of contraction ufunc ``op`` (``matvec``, ``vecmat``) given by ``subscripts``."""
     def run(x1, x2, /, *, out=None, **options):
         _ufunc_options(op, options)
-        return _finished(run_einsum(subscripts, _operands((x1, x2), op, out), op), out, op)
+        return _finished(run_einsum(subscripts, _operands((x1, x2), op, out, ("x1", "x2")), op), out, op)
     return run
 
 
@@ -367,9 +419,11 @@ def _chain_order(shapes):
 
 @implements(np.linalg.multi_dot)
 def _multi_dot(arrays, *, out=None):
-    arrays = _operands(list(arrays), "multi_dot", out)
+    arrays = _operands(list(arrays), "multi_dot", out, _indexed("arrays", len(arrays)))
     if len(arrays) < 2:
         raise ValueError(f"multi_dot: {len(arrays)} array(s); expected at least two")
+    if len(arrays) == 2:                          # numpy's: dot, any ndim
+        return _dotted(*arrays, "multi_dot", out)
     first, last = arrays[0].ndim == 1, arrays[-1].ndim == 1
     arrays[0] = arrays[0][None, :] if first else arrays[0]
     arrays[-1] = arrays[-1][:, None] if last else arrays[-1]
