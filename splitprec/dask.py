@@ -6,6 +6,12 @@ operand is a dask array. Chunks are numpy arrays (the reference engine), cupy ar
 engines, on the worker's device) or SplitArrays of either; a graph never mixes devices.
 docs/dask.md describes the algorithms and their bound.
 
+The scheme is resolved once, on the client, when the graph is built (``dtype``, else ``precision``'s
+pick, else :func:`splitprec.default_scheme`'s default in the building context) and passed to every
+task explicitly: the default is per thread (a ``contextvars.ContextVar``), so a task that resolved
+it would run the default of whichever context computes the graph (a worker thread or process
+starts from the built-in one), not that of the code that built it.
+
 matmul (2-D ``(m, k) @ (k, n)``)
     ``C[i, j] = sum_p A[i, p] @ B[p, j]`` over the k-chunks ``p = 0 .. P-1``. Each block product is
     ``splitprec.matmul`` in the scheme (one task per ``(i, p, j)``); the P partial products of an
@@ -213,6 +219,7 @@ def fft(public, function, args, kwargs):
     axes, probe_params = _transformed(a, params, op)
     for axis in axes:
         _one_chunk(a, axis, op)
+    params["dtype"] = probe_params["dtype"] = fft_scheme(params["dtype"], op)     # on the client: see above
     xp, meta = _namespace(_device(a, "a", op)), meta_from_array(a)
     probe = public(xp.zeros((0,) + a.shape, meta.dtype), **probe_params)
     chunks = tuple((probe.shape[axis + 1],) if axis in axes else c for axis, c in enumerate(a.chunks))
@@ -221,7 +228,8 @@ def fft(public, function, args, kwargs):
 
 
 def _conv_checks(in1, in2, mode, axes, dtype, op):
-    """fftconvolve's checks for a dask ``in1`` and a numpy/cupy ``in2``: ``(axes, result dtype)``."""
+    """fftconvolve's checks for a dask ``in1`` and a numpy/cupy ``in2``: ``(axes, result dtype,
+    scheme)``, the scheme resolved here, on the client (module docstring)."""
     if not is_dask(in1) or not (isinstance(in2, np.ndarray) or is_cupy(in2)):
         raise TypeError(f"{op}: with dask arrays, in1 must be the dask array and in2 (the kernel) a "
                         f"numpy or cupy array; got {type(in1).__name__} and {type(in2).__name__}")
@@ -229,7 +237,7 @@ def _conv_checks(in1, in2, mode, axes, dtype, op):
     if (device == "gpu") != is_cupy(in2):
         raise ValueError(f"{op}: in1 has {_CHUNKS[device]} and in2 is a {type(in2).__module__} "
                          "array; expected the kernel on the chunks' device")
-    fft_scheme(dtype, op)
+    d = fft_scheme(dtype, op)
     real = in1.dtype.kind == "f" and in2.dtype.kind == "f"
     (o1, o2), _ = interop.read(op, in1=meta_from_array(in1), in2=in2)
     fft_operand(o1, op, real=real, name="in1")
@@ -245,7 +253,7 @@ def _conv_checks(in1, in2, mode, axes, dtype, op):
                              f"shortest chunk there ({min(chunks)}); a chunked axis is convolved by "
                              "overlap only with a kernel no longer than every chunk (rechunk in1, "
                              f"e.g. in1.rechunk({{{axis}: -1}}))")
-    return axes, np.dtype(np.float32 if real else np.complex64)
+    return axes, np.dtype(np.float32 if real else np.complex64), d
 
 
 def _convolved_block(block, *, public, in2, axes, depth, rows, chunks, dtype, block_id):
@@ -263,7 +271,7 @@ def _fftconvolve(public, in1, in2, mode, axes, dtype):
     """``fftconvolve(in1, in2, mode, axes, dtype=dtype)`` with a dask ``in1`` (module docstring):
     the full convolution block by block, then the ``mode``'s part of it, as ``splitprec.fft``."""
     op = "fftconvolve"
-    axes, out_dtype = _conv_checks(in1, in2, mode, axes, dtype, op)
+    axes, out_dtype, dtype = _conv_checks(in1, in2, mode, axes, dtype, op)
     xp = _namespace(_device(in1, "in1", op))
     if in1.size == 0 or in2.size == 0:
         return da.from_array(xp.zeros((0,), out_dtype))

@@ -24,13 +24,11 @@ parts and products; splitprec's ``fp16`` also scales rows and columns by powers 
 with no split scheme behind them (``DEFAULT``, the float8 ones, fp16/bf16 accumulation, native
 ``F32_F32_F32`` and ``F64_F64_F64``) are refused with the reason.
 """
-import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import Union
 
-import numpy as np
-
+from ._scheme import SchemeRecord
 from .formats import FORMATS, get_format
 from .ozaki import SCHEMES as _OZAKI2_SCHEMES, Ozaki2DType
 from .ozaki_plan import ADAPTIVE, Ozaki2AdaptiveDType
@@ -40,9 +38,10 @@ FP32_CLASS_SPAN = 126                   # binades below a row's largest value ke
 _LONGEST_K = 2 ** 31                    # the longest reduction the spans are stated for
 
 
-@dataclass(frozen=True)
-class SplitDType:
-    """One split-precision scheme (see the module docstring for the meaning of each field)."""
+@dataclass(frozen=True, eq=False)
+class SplitDType(SchemeRecord):
+    """One split-precision scheme (see the module docstring for the meaning of each field);
+    equality, hashing, pickling and ``np.dtype(d)`` (float32) as :class:`splitprec._scheme.SchemeRecord`."""
 
     name: str
     base: str                 # narrow part format, a key of splitprec.formats.FORMATS
@@ -53,47 +52,6 @@ class SplitDType:
     rounding: str = "rne"     # rounding of every part
     target: str = "float32"   # precision the scheme emulates
     aliases: tuple = ()       # other spellings users know (matched case-insensitively)
-
-    def __str__(self):
-        return self.name
-
-    def __eq__(self, other):
-        """Equal to the same scheme, to a name or alias of it (``d == "BF16x9"``, as ``dtype``
-        resolves), and to numpy's dtype of its storage (``np.dtype(d)``: float32)."""
-        if isinstance(other, SplitDType):
-            return self.name == other.name
-        if isinstance(other, str):
-            return getattr(_LOOKUP.get(other.lower()), "name", None) == self.name
-        if isinstance(other, np.dtype) or (isinstance(other, type) and issubclass(other, np.generic)):
-            return np.dtype(other) == self.dtype
-        return NotImplemented
-
-    def __hash__(self):
-        """The hash of numpy's float32 dtype, which every scheme equals (so ``d in {np.float32}``
-        holds, as equal objects must hash alike); names compare equal without hashing alike, as
-        ``np.dtype("float32") == "float32"`` does."""
-        return hash(self.dtype)
-
-    def __reduce__(self):
-        """A registered scheme pickles (and copies) as its name, so that it comes back as the
-        registry's record, which ``d == "bf16x9"`` and the plan caches expect; a variant of one
-        (``dataclasses.replace``) as its fields."""
-        fields = tuple(getattr(self, f.name) for f in dataclasses.fields(self))
-        registered = _REGISTRY.get(self.name)
-        if registered is not None and fields == tuple(getattr(registered, f.name) for f in dataclasses.fields(self)):
-            return dtype, (self.name,)
-        return SplitDType, fields
-
-    @property
-    def dtype(self):
-        """numpy's dtype of the storage (the ``dtype`` attribute protocol: ``np.dtype(d)``; dask
-        arrays of SplitArray chunks, whose ``dtype`` is the scheme, add, reduce and rechunk by it)."""
-        return np.dtype(self.target)
-
-    @property
-    def itemsize(self):
-        """Bytes per element of the storage (dask sizes chunks by it)."""
-        return self.dtype.itemsize
 
     @property
     def format(self):
@@ -178,7 +136,7 @@ class SplitDType:
 
 
 # What a ``dtype=`` parameter takes: a name, a record, a jax.lax.DotAlgorithmPreset, or None.
-SchemeLike = Union[str, SplitDType, Ozaki2DType, None]
+SchemeLike = Union[str, SplitDType, Ozaki2DType, Ozaki2AdaptiveDType, None]
 
 
 def _all_pairs_up_to(terms, level):
@@ -239,7 +197,7 @@ def dtype(name):
     TypeError
         If ``name`` is neither a string nor a SplitDType.
     """
-    if isinstance(name, (SplitDType, Ozaki2DType, Ozaki2AdaptiveDType)):
+    if isinstance(name, SchemeRecord):
         return name
     if type(name).__name__ == "DotAlgorithmPreset":       # jax.lax's enum, without importing jax
         name = name.name

@@ -20,6 +20,8 @@ import math
 
 import numpy as np
 
+from ._scheme import SchemeRecord
+
 COUNTS = tuple(range(12, 19))     # registered modulus counts
 K_BLOCK = 65536                   # int32 holds k * 128**2 <= 2**30: products are exact per k-block
 CHUNK_BITS = 39                   # CRT constants are split into 39-bit float64 chunks (see crt_constants)
@@ -37,9 +39,10 @@ def _coprime_moduli(count):
     raise ValueError(f"ozaki2_int8: no {count} pairwise coprime moduli <= 256")
 
 
-@dataclass(frozen=True)
-class Ozaki2DType:
-    """One Ozaki-II scheme: ``terms`` residues per value, one int8 product ``(l, l)`` per modulus."""
+@dataclass(frozen=True, eq=False)
+class Ozaki2DType(SchemeRecord):
+    """One Ozaki-II scheme: ``terms`` residues per value, one int8 product ``(l, l)`` per modulus;
+    equality, hashing, pickling and ``np.dtype(d)`` (float64) as :class:`splitprec._scheme.SchemeRecord`."""
 
     name: str
     moduli: tuple             # pairwise coprime, <= 256, largest first

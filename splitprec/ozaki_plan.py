@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from ._backend import namespace
+from ._scheme import SchemeRecord
 from .ozaki import SCHEMES, scale_exponents
 
 U64 = 2.0 ** -53
@@ -28,9 +29,10 @@ OVERFLOW_EXPONENT = 1024  # entries with e_i + e_j >= this may leave float64's r
 RESCUE_EXPONENT = 510     # a risky row's float64 dot products run scaled to 2-norm <= 2**510
 
 
-@dataclass(frozen=True)
-class Ozaki2AdaptiveDType:
-    """``precision="fp64"``: the plan of this module picks slices and a modulus count per product."""
+@dataclass(frozen=True, eq=False)
+class Ozaki2AdaptiveDType(SchemeRecord):
+    """``precision="fp64"``: the plan of this module picks slices and a modulus count per product;
+    equality, hashing, pickling and ``np.dtype(d)`` (float64) as :class:`splitprec._scheme.SchemeRecord`."""
 
     name: str = "ozaki2_int8_adaptive"
     base: str = "int8"

@@ -22,6 +22,7 @@ import scipy.signal as scipy_signal
 from splitprec import accuracy
 import splitprec as sp
 from splitprec.accuracy import exact_matmul, gemm_bound
+from splitprec.fft import _TRANSFORMS
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
@@ -263,6 +264,51 @@ def test_fftconvolve_on_dask_within_twice_float32_fftconvolve(mode, shape1, shap
     error_float32 = np.linalg.norm(scipy_signal.fftconvolve(in1, in2, mode=mode, axes=axes) - reference) / \
         np.linalg.norm(reference)
     assert error <= 2 * error_float32
+
+
+# -- the scheme of a graph ------------------------------------------------------------------------
+
+_REAL_INPUT = ("rfft", "ihfft", "rfft2", "rfftn", "fftconvolve")
+
+
+@pytest.mark.parametrize("scheduler", ["sync", "threads"])
+@pytest.mark.parametrize("name", _TRANSFORMS + ("fftconvolve",))
+def test_dask_graph_runs_the_default_scheme_it_was_built_under_regression(name, scheduler):
+    """A dask fft built inside ``with sp.default_scheme("bf16"):`` ran, when computed outside the
+    block, the default of the computing context (the outer one on the synchronous scheduler, the
+    built-in one in worker threads and processes): the tasks resolved ``dtype=None`` themselves.
+    Each block is now bit for bit the numpy call on it inside the block, and not the outer default's."""
+    function = getattr(sp.fft, name)
+    x = randn(4, 6, 8) if name in _REAL_INPUT else \
+        (randn(4, 6, 8) + 1j * randn(4, 6, 8)).astype(np.complex64)
+    args = (randn(1, 3, 3),) if name == "fftconvolve" else ()
+    options = {"axes": (1, 2)} if name[-1] in "2n" or name == "fftconvolve" else {}
+    X = da.from_array(x, chunks=(2, 6, 8))
+
+    def blocks():
+        return np.concatenate([function(x[rows], *args, **options) for rows in _slices(X.chunks[0])])
+
+    with sp.default_scheme("bf16"):                     # outside: the fp32 class's bf16x6
+        y, expected = function(X, *args, **options), blocks()
+    assert np.array_equal(y.compute(scheduler=scheduler), expected) and not np.array_equal(expected, blocks())
+
+
+@pytest.mark.parametrize("scheduler", ["sync", "threads"])
+@pytest.mark.parametrize("scheme, dtype", [("bf16", np.float32), ("ozaki2_int8x14", np.float64)])
+def test_dask_matmul_and_asarray_run_the_default_scheme_they_were_built_under_regression(scheme, dtype, scheduler):
+    """The same for ``sp.matmul`` (float32 and float64 defaults; one k-chunk, so each output block
+    is ``sp.matmul`` of its blocks bit for bit) and the scheme of ``sp.asarray``'s SplitArray chunks."""
+    a, b = randn(40, 30, dtype=dtype), randn(30, 20, dtype=dtype)
+    A = da.from_array(a, chunks=(16, 30))
+
+    def blocks():
+        return np.concatenate([sp.matmul(a[rows], b) for rows in _slices(A.chunks[0])])
+
+    with sp.default_scheme(scheme):
+        graph, expected, S = sp.matmul(A, b), blocks(), sp.asarray(A) if dtype == np.float32 else None
+    assert np.array_equal(graph.compute(scheduler=scheduler), expected) and not np.array_equal(expected, blocks())
+    if S is not None:
+        assert S.dtype == scheme and S.compute(scheduler=scheduler).dtype == scheme
 
 
 # -- errors ----------------------------------------------------------------------------------------

@@ -143,3 +143,24 @@ def test_dtype_of_a_non_string_names_the_value_regression():
     with pytest.raises(TypeError, match=r"^split dtype must be a name \(str\) or SplitDType, got "
                                         r"<class 'numpy.float32'> of type type$"):
         sp.dtype(np.float32)
+
+
+@pytest.mark.parametrize("name", sp.dtypes())
+def test_every_scheme_record_behaves_like_split_dtype_regression(name):
+    """The fp64 records (``Ozaki2DType``, ``Ozaki2AdaptiveDType``) compared field by field as plain
+    dataclasses: ``sp.dtype("ozaki2_int8x14") == "OZAKI2_INT8X14"`` was False, ``str`` gave the
+    full repr, ``np.dtype(d)`` raised, and a pickled or copied record was a second object. Every
+    record now equals its names in any case and numpy's dtype of its target, hashes as that dtype,
+    prints as its name and pickles as the registered record."""
+    d, target = sp.dtype(name), np.dtype(sp.dtype(name).target)
+    other = np.float64 if target == np.float32 else np.float32
+    assert str(d) == name and repr(d).startswith(f"{type(d).__name__}(name={name!r}")
+    assert all(d == spelling for spelling in (name, name.upper(), *d.aliases, *map(str.upper, d.aliases)))
+    assert d != "no such scheme" and d != "float32"
+    assert np.dtype(d) == target and d == target and d == target.type and d != other and d.itemsize == target.itemsize
+    assert hash(d) == hash(target) and {d: 1}[sp.dtype(name.upper())] == 1
+    for back in (pickle.loads(pickle.dumps(d)), copy.deepcopy(d), copy.copy(d)):
+        assert back is d and back == name.upper()
+    variant = dataclasses.replace(d, aliases=("variant",))          # unregistered: keeps its fields
+    back = pickle.loads(pickle.dumps(variant))
+    assert back is not d and back.aliases == ("variant",) and back == d
