@@ -21,16 +21,26 @@ _UNSET = object()
 
 class _Restore:
     """The handle :func:`default_scheme` returns: in a ``with`` statement, the defaults from before
-    the call come back on exit, also when the block raises."""
+    the call come back on exit, also when the block raises. Entered where the defaults are no
+    longer the ones the call set (the handle used a second time, or the defaults changed between
+    the call and the ``with``), it sets its scheme again and restores the defaults it found."""
 
-    def __init__(self, previous, choice):
-        self._previous, self._choice = previous, choice
+    def __init__(self, previous, current, choice, target):
+        self._previous, self._current, self._choice, self._target = previous, current, choice, target
+        self._restore = []          # per entry, innermost last: the defaults to put back on exit
 
     def __enter__(self):
+        found = _DEFAULTS.get()
+        if found is self._current:              # the first entry, right after the call
+            self._restore.append(self._previous)
+            self._current = None
+        else:
+            self._restore.append(found)
+            _DEFAULTS.set(found | {self._target: self._choice})
         return self._choice
 
     def __exit__(self, *exc_info):
-        _DEFAULTS.set(self._previous)
+        _DEFAULTS.set(self._restore.pop())
         return False
 
     def __repr__(self):
@@ -80,8 +90,9 @@ def default_scheme(scheme: SchemeLike | object = _UNSET, /):
         return {target: getattr(choice, "name", choice) for target, choice in _DEFAULTS.get().items()}
     choice, target = _choice(scheme)
     previous = _DEFAULTS.get()
-    _DEFAULTS.set(previous | {target: choice})
-    return _Restore(previous, choice)
+    current = previous | {target: choice}
+    _DEFAULTS.set(current)
+    return _Restore(previous, current, choice, target)
 
 
 def _choice(scheme):

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import functools
 import numbers
+import operator
 
 import numpy as np
 
 from ._backend import broadcast_shapes, dask_layer, is_cupy, is_dask, namespace
 from . import _plans, interop
 from ._defaults import class_of, resolve
-from .dtypes import SchemeLike, cheapest, dtype as get_dtype
+from .dtypes import PRECISIONS, SchemeLike, cheapest, dtype as get_dtype
 from .engines import fp64
 from .engines.cuda import gemm as cuda_gemm
 from .engines.reference import gemm as reference_gemm
@@ -45,7 +46,11 @@ __dir__ = functools.partial(sorted, __all__)       # dir() shows the public name
 def _scheme(dtype, precision, op, on_gpu=False, target="float32"):
     """The scheme of a product: ``dtype``, else the ``precision`` class's pick, else the default for
     operands of ``target`` (class picks: ``cuda_gemm.class_scheme`` on the GPU, the cheapest on the
-    CPU; ``matmul`` on cupy arrays runs the fp32 class by shape instead, ``cuda_gemm.fp32_path``)."""
+    CPU; ``matmul`` on cupy arrays runs the fp32 class by shape instead, ``cuda_gemm.fp32_path``).
+    ``dtype="fp32"`` (which ``default_scheme`` takes) is refused pointing to ``precision=``."""
+    if precision is None and isinstance(dtype, str) and dtype.lower() in PRECISIONS:
+        raise ValueError(f"{op}: dtype={dtype!r} is a precision class, not a scheme; expected "
+                         f"precision={dtype.lower()!r}, or a scheme name as dtype (splitprec.dtypes())")
     return resolve(dtype, precision, target=target, op=op, pick=cuda_gemm.class_scheme if on_gpu else cheapest)
 
 
@@ -61,7 +66,11 @@ def _target(a, b, op):
 
 
 def _operand(x, name, op, d):
-    """Operand ``x`` as an array of the scheme's target dtype and ndim >= 1, or an error naming it."""
+    """Operand ``x`` as an array of the scheme's target dtype and ndim >= 1, or an error naming it.
+    An ndarray subclass is read as its plain ndarray: the engine calls ndarray methods that a
+    subclass may redefine (``numpy.matrix.max`` takes no ``keepdims``), and the result is plain."""
+    if isinstance(x.array, np.ndarray) and type(x.array) is not np.ndarray:
+        x = x._replace(array=x.array.view(np.ndarray))
     x = interop.exact(x, op, name, target=d.target, accepted=f"scheme {d.name!r} accepts")
     if x.ndim == 0:
         raise ValueError(f"{op}: {name} is a scalar (ndim 0); expected an array with ndim >= 1")
@@ -100,21 +109,35 @@ def core_axes(axes, ndim_a, ndim_b, op):
     so ``()`` for a scalar). An int stands for a 1-tuple."""
     cores = [1 if ndim_a == 1 else 2, 1 if ndim_b == 1 else 2]
     cores.append((cores[0] == 2) + (cores[1] == 2))
-    if not isinstance(axes, (list, tuple)) or len(axes) != 3:
-        raise ValueError(f"{op}: axes={axes!r} is not a list of an entry for a, b and the result; expected "
-                         "e.g. [(-2, -1), (-2, -1), (-2, -1)], or [0, 0, ()] for two vectors")
-    entries = [(e,) if isinstance(e, numbers.Integral) else tuple(e) for e in axes]
+    expected = "expected e.g. [(-2, -1), (-2, -1), (-2, -1)], or [0, 0, ()] for two vectors"
+    if not isinstance(axes, (list, tuple)):
+        raise TypeError(f"{op}: axes={axes!r} of type {type(axes).__name__} is not a list of an entry for a, "
+                        f"b and the result; {expected}")
+    if len(axes) != 3:
+        raise ValueError(f"{op}: axes={axes!r} is not a list of an entry for a, b and the result; {expected}")
+    entries = [_core_entry(e, op) for e in axes]
     batch = max(ndim_a - cores[0], ndim_b - cores[1])
     for name, entry, core, ndim in zip(("a", "b", "the result"), entries, cores, (ndim_a, ndim_b, batch + cores[2])):
         if len(entry) != core:
-            raise ValueError(f"{op}: axes entry {entry!r} for {name} names {len(entry)} axes; expected {core}, "
-                             "its core dimensions")
+            raise np.exceptions.AxisError(f"{op}: axes entry {entry!r} for {name} names {len(entry)} axes; "
+                                          f"expected {core}, its core dimensions")    # numpy's type
         for axis in entry:
             if not -ndim <= axis < ndim:
                 raise np.exceptions.AxisError(axis, ndim, msg_prefix=f"{op}: axes entry for {name}")
         if len({axis % ndim for axis in entry}) != len(entry):
             raise ValueError(f"{op}: axes entry {entry!r} for {name} repeats an axis; expected distinct axes")
     return entries
+
+
+def _core_entry(entry, op):
+    """One entry of ``axes=`` as a tuple of ints, or a TypeError naming it: a bool is no axis (numpy
+    refuses it; taken as 0 or 1 it multiplied other axes), nor is a float, a str or None."""
+    axes = (entry,) if isinstance(entry, numbers.Integral) else \
+        tuple(entry) if isinstance(entry, (list, tuple)) else None
+    if axes is None or any(isinstance(axis, bool) or not isinstance(axis, numbers.Integral) for axis in axes):
+        raise TypeError(f"{op}: axes entry {entry!r} is not an axis or a tuple of axes; expected an int "
+                        "(not a bool) for a 1-D operand, or a tuple of ints, e.g. (-2, -1)")
+    return tuple(operator.index(axis) for axis in axes)
 
 
 def core_last(x, entry, move):
@@ -181,7 +204,8 @@ def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: Sc
         integers, bools and Python numbers where the target holds them exactly. Operands; leading
         dimensions broadcast as in ``numpy.matmul``. A SplitArray operand's cached parts are
         reused, and ``dtype=None`` then means its (promoted) scheme. A dask operand (2-D) gives a
-        dask array, computed block by block (docs/dask.md).
+        dask array, computed block by block (docs/dask.md). An ndarray subclass (``numpy.matrix``)
+        is read as its plain ndarray, and the result is a plain ndarray.
     out : array, optional
         Array of the result's kind, dtype and shape to write into.
     dtype : str, SplitDType or jax.lax.DotAlgorithmPreset, optional

@@ -105,3 +105,24 @@ def test_the_handle_says_what_it_set():
     assert repr(sp.default_scheme("9xBF16")) == "default_scheme('bf16x9')"
     with sp.default_scheme("fp32") as precision:
         assert precision == "fp32"
+
+
+def test_a_reused_or_stale_handle_runs_its_scheme_in_the_block_regression():
+    """A handle entered a second time, or after the defaults changed since its call, left the
+    block on whatever default was current (matmul ran another scheme), and its exit restored the
+    defaults of its call, dropping a later ``default_scheme`` setting."""
+    a, b = randn(16, 300), randn(300, 8)
+    bf16 = sp.matmul(a, b, dtype="bf16")
+    handle = sp.default_scheme("bf16")
+    with handle:
+        pass
+    assert sp.default_scheme() == BUILT_IN
+    with handle:                                       # used again
+        np.testing.assert_array_equal(sp.matmul(a, b), bf16)
+    assert sp.default_scheme() == BUILT_IN
+    sp.default_scheme("tf32x3")
+    with handle:                                       # stale: the defaults changed since its call
+        with handle:
+            np.testing.assert_array_equal(sp.matmul(a, b), bf16)
+        np.testing.assert_array_equal(sp.matmul(a, b), bf16)
+    assert sp.default_scheme() == {"float32": "tf32x3", "float64": "fp64"}

@@ -125,3 +125,118 @@ def test_report_page_names_every_option_of_the_report_command_regression():
     page = (ROOT / "docs" / "report.md").read_text()
     assert options and [o for o in options if f"`{o}" not in page] == []
     assert "exit status 2" in page
+
+
+def _flat(text):
+    return " ".join(text.split())
+
+
+def test_arrays_page_promotion_order_and_scheme_hashing_regression():
+    """docs/arrays.md said a promotion tie went to "the unscaled scheme" (every float32 scheme is
+    pow2-scaled) and that ``a.dtype in {np.float32}`` held (the scalar type hashes apart from the
+    dtype): the stated order is ``promote``'s, and the stated set membership holds."""
+    import numpy as np
+    import splitprec as sp
+    from splitprec.array.core import promote
+    page = _flat((ROOT / "docs" / "arrays.md").read_text())
+    stated = re.search(r"From most to least accurate: ([\w, ]+)\.", page).group(1).split(", ")
+    schemes = [sp.dtype(n) for n in sp.dtypes("float32")]
+    order, left = [], list(schemes)
+    while left:
+        order.append(promote(*left).name)
+        left = [d for d in left if d.name != order[-1]]
+    assert stated == order
+    for name in ("tf32x3", "fp16x3"):        # the tie the page names, with the spans it quotes
+        assert f"`{name}` {sp.dtype(name).exact_span()}" in page
+    a = sp.asarray([1.0], dtype="bf16x9")
+    membership = re.search(r"so `(a\.dtype in \{[^}]*\})` holds", page).group(1)
+    assert eval(membership, {"a": a, "np": np}) is True
+    assert (a.dtype in {np.float32}) is False and "(not `{np.float32}`" in page
+
+
+def test_arrays_page_split_cache_is_per_axis_for_every_scheme_regression(monkeypatch):
+    """docs/arrays.md said only ``fp16`` and ``fp16x3`` were pow2 (cached per reduction axis) and
+    that views took their parts from the array they view: every float32 scheme is pow2 now, and a
+    view splits anew on cpu."""
+    import numpy as np
+    import splitprec as sp
+    import splitprec.array.core as core
+    page = _flat((ROOT / "docs" / "arrays.md").read_text())
+    assert "every float32 scheme is `pow2`" in page and "splits anew on cpu" in page
+    assert {sp.dtype(n).scaling for n in sp.dtypes("float32")} == {"pow2"}
+    calls, real = [], core.split
+    monkeypatch.setattr(core, "split", lambda *a, **k: calls.append(k.get("axis")) or real(*a, **k))
+    w = sp.asarray(np.arange(16, dtype=np.float32).reshape(4, 4), dtype="bf16x6")
+    x = np.ones((4, 2), np.float32)
+    w @ x, w @ x
+    assert len(calls) == 1                    # cached
+    np.ones((2, 4), np.float32) @ w
+    assert len(calls) == 2                    # the other reduction axis: its own parts
+    w.T @ x
+    assert len(calls) == 3                    # a view: split anew
+
+
+def test_gemm_page_cpu_engine_figures_are_its_results_file_regression():
+    """docs/gemm.md said the whole product took 1.2-1.4x its floor from 2048³ on; its results file
+    has fp16x3 at 1.6x at 2048³. Every figure of the paragraph is the file's."""
+    page = _flat((ROOT / "docs" / "gemm.md").read_text())
+    cited = re.search(r"`benchmarks/results/(cpu-engine-[\w-]+\.json)`", page).group(1)
+    rows = json.loads((ROOT / "benchmarks" / "results" / cited).read_text())["results"]
+    cube = {(r["name"], r["size"]): r for r in rows if r["op"] == "matmul" and r["size"].endswith("^3")}
+    for name, figures in re.findall(r"(tf32x3|bf16x6|fp16x3|bf16x9)(?: \(the default fp32 scheme\))? "
+                                    r"([\d.]+ / [\d.]+ / [\d.]+)x", page):
+        assert figures.split(" / ") == [f"{cube[name, s]['x_numpy']:.1f}" for s in ("512^3", "2048^3", "4096^3")]
+    stated = re.search(r"takes ([\d.]+)-([\d.]+)x its floor from 2048³ on", page).groups()
+    named = [r for r in cube.values() if r["name"] in ("tf32x3", "bf16x6", "fp16x3", "bf16x9")]
+    large = {(r["name"], r["size"]): 1 / r["of_floor"] for r in named if r["size"] != "512^3"}
+    others = [v for (name, _), v in large.items() if name != "bf16x9"]     # bf16x9's are stated apart
+    assert stated == (f"{min(others):.1f}", f"{max(others):.1f}")
+    assert f"fp16x3 {large['fp16x3', '2048^3']:.1f}x at 2048³" in page
+    assert re.search(r"bf16x9: ([\d.]+) and ([\d.]+) of the time", page).groups() == \
+        tuple(f"{cube['bf16x9', s]['of_floor']:.2f}" for s in ("2048^3", "4096^3"))
+    assert f"up to {max(1 / r['of_floor'] for r in named):.1f}x at 512³" in page
+
+
+def test_tracking_page_tightness_table_is_what_the_report_computes_regression():
+    """docs/tracking.md's tightness table (249 / 161, first product 151x / 94x) had moved to 250 /
+    162 and 150x / 93.5x: the stated medians are chain_tightness's, within 5% (the products' actual
+    errors, and so the medians, move a little with the machine's BLAS)."""
+    from splitprec.accuracy import tracking_report as t
+    page = _flat((ROOT / "docs" / "tracking.md").read_text())
+    rigorous = t.chain_tightness(t.CHAINS["with products"], True)
+    probabilistic = t.chain_tightness(t.CHAINS["with products"], "probabilistic")
+    elementwise = t.chain_tightness(t.CHAINS["elementwise"], True)
+    close = lambda stated, measured: abs(float(stated) - measured) <= 0.05 * measured  # noqa: E731
+    row = re.search(r"\| elementwise \([^|]*\) \| ([\d.]+) \| ([\d.]+) \|", page).groups()
+    assert row[0] == row[1] and close(row[0], elementwise[-1][1])      # no probabilistic elementwise rule
+    row = re.search(r"\| with products \([^|]*\| ([\d.]+) \| ([\d.]+) \|", page).groups()
+    assert close(row[0], rigorous[-1][1]) and close(row[1], probabilistic[-1][1])
+    first = re.search(r"first product alone is at ([\d.]+)× \(rigorous\) and ([\d.]+)×", page).groups()
+    assert rigorous[0][0] == "matmul"
+    assert close(first[0], rigorous[0][1]) and close(first[1], probabilistic[0][1])
+
+
+def test_tracking_page_integer_inputs_regression():
+    """docs/tracking.md said integers up to 2^53 entered with bound 0: those float32 cannot hold
+    are rounded and enter with their exact rounding error; beyond 2^53 they are refused."""
+    import numpy as np
+    import splitprec as sp
+    page = _flat((ROOT / "docs" / "tracking.md").read_text())
+    assert "integers that float32 holds enter with bound 0; other integers up to 2^53" in page
+    tracked = lambda x: sp.asarray(x, dtype="bf16x9", track_error=True)  # noqa: E731
+    assert tracked(np.int64([2 ** 24, 2 ** 53])).error_bound.tolist() == [0.0, 0.0]
+    assert tracked(np.int64([2 ** 24 + 1, 2 ** 53 - 1])).error_bound.tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError, match="beyond 2\\*\\*53"):
+        tracked(np.int64([2 ** 53 + 1]))
+
+
+def test_ozaki_page_quotes_the_float32_refusal_regression():
+    """docs/ozaki.md quoted the float32 refusal of ``ozaki2_int8x14`` as it read before the input
+    rule named the operation, the argument and the integers it takes: the quote is the message."""
+    import numpy as np
+    import splitprec as sp
+    page = _flat((ROOT / "docs" / "ozaki.md").read_text())
+    quoted = re.search(r"raise `TypeError` \(\"(.*?)\"\) rather", page).group(1)
+    with pytest.raises(TypeError) as error:
+        sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2)), dtype="ozaki2_int8x14")
+    assert quoted == str(error.value)

@@ -216,6 +216,55 @@ def test_matmul_axes_out_of_range_or_repeated_name_matmul_regression(axes, error
         sp.matmul(a, a, axes=axes)
 
 
+@pytest.mark.parametrize("axes", [
+    [(True, False), (0, 1), (0, 1)],        # a bool is no axis: (1, 0) transposed a silently
+    [(0, 1), (0, 1), (np.True_, 0)],
+    [(0.0, 1), (0, 1), (0, 1)], [None, (0, 1), (0, 1)], [(0, 1), (0, 1), "01"], "abc", 3,
+])
+def test_matmul_axes_of_the_wrong_kind_raise_typeerror_naming_axes_regression(axes):
+    """Bools in ``axes=`` were taken as 0 and 1 (a square ``a`` came out transposed, as numpy's
+    TypeError says it should not); floats, None and strs raised Python's errors naming neither
+    ``matmul`` nor ``axes``, and a non-list ``axes`` a ValueError (numpy: TypeError)."""
+    a = np.arange(9, dtype=np.float32).reshape(3, 3)
+    with pytest.raises(TypeError):
+        np.matmul(a, a, axes=axes)
+    with pytest.raises(TypeError, match=r"^matmul: axes"):
+        sp.matmul(a, a, axes=axes)
+    with pytest.raises(TypeError, match=r"^matmul: axes"):
+        np.matmul(sp.asarray(a, dtype="bf16x9"), a, axes=axes)
+
+
+def test_matmul_axes_naming_too_few_core_axes_raise_axiserror_as_numpy_regression():
+    """An entry naming the wrong number of core axes raised a plain ValueError where numpy raises
+    ``AxisError`` (a ValueError and IndexError), which ``except AxisError`` code expects."""
+    a = np.ones((2, 2), np.float32)
+    with pytest.raises(np.exceptions.AxisError):
+        np.matmul(a, a, axes=[(0, 1), (0, 1), (0,)])
+    with pytest.raises(np.exceptions.AxisError, match=r"^matmul: axes entry \(0,\) for the result names 1 axes"):
+        sp.matmul(a, a, axes=[(0, 1), (0, 1), (0,)])
+
+
+@pytest.mark.parametrize("name", ["bf16x6", "tf32x3", "ozaki2_int8x14"])
+def test_matmul_reads_ndarray_subclasses_as_plain_arrays_regression(name):
+    """``numpy.matrix`` operands of float32 schemes failed inside the split (``matrix.max`` takes
+    no ``keepdims``); a subclass is now read as its plain ndarray, with the same bits."""
+    target = sp.dtype(name).dtype
+    a, b = randn(3, 4).astype(target), randn(4, 2).astype(target)
+    c = sp.matmul(np.asmatrix(a), np.asmatrix(b), dtype=name)
+    assert type(c) is np.ndarray and np.array_equal(c, sp.matmul(a, b, dtype=name))
+    assert np.array_equal(sp.matmul(np.asmatrix(a), b[:, 0], dtype=name), sp.matmul(a, b[:, 0], dtype=name))
+
+
+@pytest.mark.parametrize("spelling", ["fp32", "FP64"])
+def test_dtype_naming_a_precision_class_points_to_precision_regression(spelling):
+    """``dtype="fp32"`` (a spelling ``default_scheme`` takes) was refused as an unknown scheme whose
+    message listed the scheme names only; it now names ``dtype`` and ``precision=``."""
+    a = np.ones((2, 2), np.float32)
+    with pytest.raises(ValueError, match=rf"^matmul: dtype='{spelling}' is a precision class, not a scheme; "
+                                         rf"expected precision='{spelling.lower()}'"):
+        sp.matmul(a, a, dtype=spelling)
+
+
 @pytest.mark.parametrize("precision", ["FP32", "Fp64", "fp32"])
 def test_precision_is_case_insensitive_as_scheme_names_regression(precision):
     """``precision="FP64"`` was refused while scheme names resolve in any case."""
