@@ -151,8 +151,9 @@ def unmasked(x, op, name):
 
 
 def _read(x, op, name):
-    if isinstance(x, np.ndarray):
-        return Operand(unmasked(x, op, name), False, None)
+    if isinstance(x, np.ndarray):      # a subclass (numpy.matrix) as its plain ndarray: the engines
+        x = unmasked(x, op, name)      # call ndarray methods a subclass may redefine (matrix.max)
+        return Operand(x if type(x) is np.ndarray else x.view(np.ndarray), False, None)
     if is_cupy(x):
         gpu_module(op, f"{name} (a cupy array)")
         return Operand(x, False, None)

@@ -66,11 +66,7 @@ def _target(a, b, op):
 
 
 def _operand(x, name, op, d):
-    """Operand ``x`` as an array of the scheme's target dtype and ndim >= 1, or an error naming it.
-    An ndarray subclass is read as its plain ndarray: the engine calls ndarray methods that a
-    subclass may redefine (``numpy.matrix.max`` takes no ``keepdims``), and the result is plain."""
-    if isinstance(x.array, np.ndarray) and type(x.array) is not np.ndarray:
-        x = x._replace(array=x.array.view(np.ndarray))
+    """Operand ``x`` as an array of the scheme's target dtype and ndim >= 1, or an error naming it."""
     x = interop.exact(x, op, name, target=d.target, accepted=f"scheme {d.name!r} accepts")
     if x.ndim == 0:
         raise ValueError(f"{op}: {name} is a scalar (ndim 0); expected an array with ndim >= 1")

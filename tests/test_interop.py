@@ -339,3 +339,16 @@ def test_gpu_cupy_in_cupy_out_on_the_current_stream():
     cupy.testing.assert_array_equal(c, sp.matmul(a, a.T, dtype="tf32x3"))
     v = cupy.asarray(randn(16))
     assert isinstance(sp.matmul(v, v), cupy.ndarray) and sp.matmul(v, v).ndim == 0    # as cupy.matmul
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
+def test_every_entry_point_reads_ndarray_subclasses_as_plain_arrays_regression():
+    """``numpy.matrix`` operands crashed in the engines (``matrix.max`` takes no ``keepdims``): they
+    are read as their plain ndarray, giving the plain array's results bit for bit."""
+    a = np.arange(1, 10, dtype=np.float32).reshape(3, 3)
+    z = (a + 1j * a[::-1]).astype(np.complex64)
+    for call in (lambda x: sp.matmul(x, x, dtype="bf16x9"), lambda x: np.asarray(sp.asarray(x, dtype="bf16x9")),
+                 lambda x: sp.fft.rfft(x, dtype="bf16x6")):
+        got = call(np.asmatrix(a))
+        assert type(got) is np.ndarray and np.array_equal(got, call(a))
+    assert np.array_equal(sp.fft.fft(np.asmatrix(z)), sp.fft.fft(z))
