@@ -82,6 +82,39 @@ def time_ms(fn, reps, warmup=2):
     return float(np.median(times))
 
 
+_SPIN = None
+
+
+def _spin(microseconds):
+    """Keep the stream busy for about ``microseconds`` (one thread reading the global timer)."""
+    global _SPIN
+    if _SPIN is None:
+        _SPIN = cupy.RawKernel(r"""extern "C" __global__ void spin(unsigned long long ns) {
+            unsigned long long t0, t;
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+            do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+        }""", "spin")
+    _SPIN((1,), (1,), (np.uint64(microseconds * 1000),))
+
+
+def device_us(fn, reps, spin_us=300):
+    """Median device microseconds of one call of ``fn`` over ``reps`` runs, after ``SETTLE_SECONDS``
+    of calls: each run is queued behind a ``spin_us`` spin kernel, so that its events time the GPU's
+    work and not the host's gaps between the call's launches (a call costing the host less than
+    ``spin_us``; ``wall_us`` beside it times the host)."""
+    time_ms(fn, 1)
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    times = []
+    for _ in range(reps):
+        _spin(spin_us)
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, stop) * 1e3)
+    return float(np.median(times))
+
+
 def rel_error(c, ref):
     return float(cupy.linalg.norm(c.astype(np.float64) - ref) / cupy.linalg.norm(ref))
 

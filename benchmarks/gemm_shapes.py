@@ -1,8 +1,10 @@
 """GEMM shapes benchmark on the GPU: square, batched and skinny products, every fp32-class scheme and
 ``precision="fp32"`` beside cuBLAS SGEMM and TF32, each shape's ceiling in the same run.
 
-Per row: CUDA-event time (median of ``--reps`` after 0.5 s of warm-up), per-call wall time over a
-loop of calls ended by one synchronize (``wall_us``: host cost included), TFLOP/s = 2*m*n*k*batch /
+Per row: CUDA-event time of one call queued behind a spin kernel (``event_us``: the GPU's time, not
+the host's gaps between the call's launches; ``gemm.device_us``, median of ``--reps`` after 0.5 s of
+warm-up), per-call wall time over a loop of calls ended by one synchronize (``wall_us``: host cost
+included), TFLOP/s = 2*m*n*k*batch /
 event time, the normwise error against a float64 product. A shape's ceiling for a scheme is the larger
 of its bytes (float32 A, B read once, C written once) over the copy bandwidth measured here and its
 narrow products over the sustained rate of cuBLAS's own narrow GEMM measured here (fp16 / bf16 with
@@ -98,9 +100,9 @@ def run_shape(shape, reps, rng, bandwidth, rates):
     records = []
     for name, call, products, base in rows(a, b):
         error = bench.rel_error(call(), ref)
-        ms = bench.time_ms(call, reps)
-        record = {"m": m, "n": n, "k": k, "batch": batch, "name": name, "event_us": ms * 1e3,
-                  "wall_us": wall_us(call), "tflops": flops / (ms * 1e-3) / 1e12, "rel_error": error}
+        us = bench.device_us(call, reps)
+        record = {"m": m, "n": n, "k": k, "batch": batch, "name": name, "event_us": us,
+                  "wall_us": wall_us(call), "tflops": flops / (us * 1e-6) / 1e12, "rel_error": error}
         if products:
             record["ceiling_us"] = ceiling_us(m, n, k, batch, products, rates[base], bandwidth)
         records.append(record)

@@ -1,6 +1,7 @@
-"""Host time of public GPU calls: µs per call over a loop of calls with one synchronize at the end,
-on inputs small enough that the host sets the pace, beside cupy's (and torch's) own calls in the same
-run. ``python3 benchmarks/host_time.py [--out DIR]`` writes ``host-time-<date>-<sha>.json``."""
+"""Host time of public GPU calls: µs per call over a loop of calls with one synchronize at the end
+(``host_us``; ``enqueue_us``: the loop without that synchronize), on inputs small enough that the host
+sets the pace, beside cupy's (and torch's) own calls in the same run, each row the median of
+``ROUNDS`` interleaved rounds. ``python3 benchmarks/host_time.py [--out DIR]`` writes ``host-time-<date>-<sha>.json``."""
 import argparse
 import json
 import pathlib
@@ -15,19 +16,24 @@ import gemm as bench  # noqa: E402  (header)
 import splitprec as sp  # noqa: E402
 
 CALLS = 300
+ROUNDS = 3            # over the whole list, forward, backward, forward: each row the median
 SCHEMES = ["fp16x3", "tf32x3", "bf16x6", "bf16x9"]
 
 
 def host_us(fn, calls=CALLS):
-    """Wall µs per call of ``calls`` calls back to back, after two warm calls."""
+    """``(enqueue, wall)`` µs per call of ``calls`` calls back to back after two warm calls: the
+    host's time to queue them (the loop alone) and with the final synchronize (where the GPU's
+    work is the longer, its time)."""
     fn()
     fn()
     cupy.cuda.Device().synchronize()
     start = time.perf_counter()
     for _ in range(calls):
         fn()
+    queued = time.perf_counter()
     cupy.cuda.Device().synchronize()
-    return (time.perf_counter() - start) / calls * 1e6
+    end = time.perf_counter()
+    return (queued - start) / calls * 1e6, (end - start) / calls * 1e6
 
 
 def cases():
@@ -63,12 +69,16 @@ def main(argv=None):
     parser.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parent / "results"))
     args = parser.parse_args(argv)
     head = bench.header()
+    rows = cases()
+    rounds = [[host_us(fn) for _, _, fn in (rows if r % 2 == 0 else rows[::-1])] for r in range(ROUNDS)]
     records = []
-    for call, size, fn in cases():
-        records.append({"call": call, "size": size, "host_us": host_us(fn)})
-        print(f"{call:28s} {size:10s} {records[-1]['host_us']:7.1f} us/call", flush=True)
+    for i, (call, size, _) in enumerate(rows):
+        times = [rounds[r][i if r % 2 == 0 else len(rows) - 1 - i] for r in range(ROUNDS)]
+        enqueue, wall = (float(np.median([t[j] for t in times])) for j in (0, 1))
+        records.append({"call": call, "size": size, "host_us": wall, "enqueue_us": enqueue})
+        print(f"{call:28s} {size:10s} {wall:7.1f} us/call  (queued in {enqueue:.1f})", flush=True)
     out = pathlib.Path(args.out) / f"host-time-{head['date'][:10]}-{head['git_sha']}.json"
-    out.write_text(json.dumps({**head, "calls": CALLS, "results": records}, indent=1))
+    out.write_text(json.dumps({**head, "calls": CALLS, "rounds": ROUNDS, "results": records}, indent=1))
     print(f"wrote {out}")
 
 

@@ -244,8 +244,9 @@ def shapes_table(runs):
     cited = [(path, results) for path, results in runs if any(newest[shape][0] is path for shape in newest)]
     lines = [f"{runs[-1][1]['device']}, per shape the newest of "
              + ", ".join(f"`{path.name}` ({results['date'][:10]})" for path, results in cited)
-             + " (column run: its git sha); µs by CUDA events after 0.5 s of warm-up (median of 10), wall: per "
-             "call in a loop of calls ended by one synchronize.", "",
+             + " (column run: its git sha); µs by CUDA events after 0.5 s of warm-up (median of 10; from "
+             "the 2026-12-05 runs on, each call queued behind a spin kernel, so that the events time the "
+             "GPU's work rather than the host's), wall: per call in a loop of calls ended by one synchronize.", "",
              "| m x n x k x batch | run | SGEMM µs | fastest fp32-class scheme (x SGEMM) | fp16x3 (x SGEMM) | "
              "`precision=\"fp32\"` x SGEMM | x the faster path (event / wall) |", "|---|---|---|---|---|---|---|"]
     for shape in order:
