@@ -20,7 +20,8 @@ Out
     arrays; so do SplitArrays and objects of a library with neither. Operands from two different
     libraries (a torch tensor with a jax array) are refused; numpy data mixes with any. An ``out=``
     array must be of the result's kind and dtype (TypeError otherwise, as numpy's casting error),
-    of its shape and writable (ValueError otherwise), each error naming ``out``.
+    of its shape and writable (ValueError otherwise; TypeError for an immutable jax array), each
+    error naming ``out``.
 Values (the same in ``matmul``, the ffts and ``asarray``)
     float32 and complex64 data are used as they are, in either byte order; float16 and bfloat16
     (``ml_dtypes.bfloat16`` arrays, torch.bfloat16 tensors) widen exactly to float32. Integer and bool
@@ -50,6 +51,7 @@ Array = Any
 
 _DLPACK_CPU = 1                    # kDLCPU
 _DLPACK_CUDA = (2, 13)             # kDLCUDA, kDLCUDAManaged
+_IMMUTABLE = ("jax", "jaxlib")    # root modules of array types that cannot be written in place
 _ACCEPTED = {"float32": "float32, float16 or bfloat16 data",
              "complex64": "float32, complex64, float16 or bfloat16 data",
              "float64": "float64 data"}
@@ -280,7 +282,12 @@ def write(y, out, op):
 
 
 def writable(out, op):
-    """A ValueError naming ``out`` when the array ``out`` is read-only (numpy's own error does not
-    name it); anything without numpy's ``writeable`` flag (cupy arrays, None) passes."""
+    """A ValueError naming ``out`` when the array ``out`` is read-only, a TypeError when it is of an
+    immutable kind (a jax array; neither numpy's nor jax's own error names ``out``); anything else
+    without numpy's ``writeable`` flag (cupy arrays, torch tensors, None) passes."""
+    if type(out).__module__.split(".")[0] in _IMMUTABLE:
+        raise TypeError(f"{op}: out is a {type(out).__module__}.{type(out).__name__}, an immutable "
+                        "array that cannot be written in place; expected out=None (the result is "
+                        "returned) or a writable array of the result's kind")
     if not getattr(getattr(out, "flags", None), "writeable", True):
         raise ValueError(f"{op}: out is read-only; expected a writable array")

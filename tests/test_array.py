@@ -1,6 +1,7 @@
 """SplitArray on numpy storage: creation, attributes, views and the split cache, numpy float32
 elementwise semantics (bit for bit), contractions equal to sp.matmul, compensated reductions, errors."""
 import math
+import operator
 import re
 import warnings
 
@@ -429,6 +430,43 @@ def test_operators_return_notimplemented_for_unknown_types_regression():
         a - Reflected()
     assert_same(a == Reflected(), np.zeros((2, 2), bool))
     assert_same(a != object(), np.ones((2, 2), bool))
+
+
+class Prioritized:
+    """An operand numpy defers to (a higher ``__array_priority__``), with its own comparisons."""
+
+    __array_priority__ = 100.0
+    __hash__ = None
+
+    def __eq__(self, other):
+        return "eq"
+
+    def __ne__(self, other):
+        return "ne"
+
+    def __lt__(self, other):
+        return "lt"
+
+    def __gt__(self, other):
+        return "gt"
+
+
+class UfuncsDisabled(Prioritized):
+    """An operand that opts out of numpy's ufuncs (``__array_ufunc__ = None``)."""
+
+    __array_ufunc__ = None
+
+
+def test_comparisons_defer_to_unknown_types_as_numpys_regression():
+    """``S == P()`` gave an array of False where a float32 ndarray's ``==`` lets ``P.__eq__`` answer:
+    ``==`` and ``!=`` did not defer to unknown types as ``+``, ``@`` and ``<`` do."""
+    a = sp.ones((2, 2), dtype="bf16x9")
+    x = a.to_numpy()
+    for other in (Prioritized(), UfuncsDisabled()):
+        for compare in (operator.eq, operator.ne, operator.lt, operator.gt):
+            assert compare(a, other) == compare(x, other)
+    assert_same(a == Reflected(), np.zeros((2, 2), bool))   # no __eq__ of its own: elementwise unequal
+    assert_same(a != None, np.ones((2, 2), bool))           # noqa: E711
 
 
 def test_mismatched_shapes_raise_valueerror():

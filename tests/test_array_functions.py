@@ -297,6 +297,24 @@ def test_device_check_sees_arrays_inside_lists_regression():
     assert [a.size for a in _arrays(([x, (y,)], z, 3.0))] == [1, 2, 3]
 
 
+def test_numpy_fft_of_a_splitarray_gives_float32_results_as_splitarrays_regression():
+    """``np.fft.irfft(a)`` and ``np.fft.hfft(a)`` gave numpy arrays (the transforms skipped the rule that
+    wraps float32 results), and an ``out=`` SplitArray was written past its split cache."""
+    a, v = sp.asarray(X, dtype="bf16x9"), np.ones(10, np.float32)
+    for numpy_fft, ours in ((np.fft.irfft, sp.fft.irfft), (np.fft.hfft, sp.fft.hfft),
+                            (np.fft.irfft2, sp.fft.irfft2), (np.fft.irfftn, sp.fft.irfftn)):
+        got = numpy_fft(a)
+        assert type(got) is sp.SplitArray and got.dtype == "bf16x9"
+        assert np.array_equal(got.to_numpy(), ours(X, dtype="bf16x9"))
+    out = sp.zeros((4, 10), dtype="bf16x9")
+    out @ v                                                  # caches the split of zeros
+    assert np.fft.irfft(a, out=out) is out
+    assert np.array_equal(np.asarray(out @ v), sp.matmul(sp.fft.irfft(X, dtype="bf16x9"), v, dtype="bf16x9"))
+    assert type(np.fft.rfft(a)) is np.ndarray                # complex64: no SplitArray holds it
+    with pytest.raises(TypeError, match=r"^fft.fft: the result has dtype complex64; out is a SplitArray"):
+        np.fft.fft(a, out=sp.zeros(X.shape, dtype="bf16x9"))
+
+
 def test_numpy_operands_written_into_a_splitarray_out_take_its_scheme_regression():
     """``np.matmul(ndarray, ndarray, out=SplitArray)`` raised ``min() arg is an empty sequence``."""
     x = np.float32([[1.0, 2.0], [3.0, 4.0]])

@@ -288,6 +288,18 @@ def test_jax_arrays_in_give_jax_arrays_out():
     np.testing.assert_array_equal(np.asarray(y), sp.fft.rfft(a.astype(ml_dtypes.bfloat16)))
 
 
+def test_an_immutable_jax_out_is_refused_naming_out_regression():
+    """A jax ``out=`` raised jax's "JAX arrays are immutable ..." (sp.matmul, sp.fft) or numpy's
+    "return arrays must be of ArrayType" (numpy functions of SplitArrays), neither naming ``out``."""
+    jnp = pytest.importorskip("jax.numpy")
+    x, s = jnp.ones((2, 2), jnp.float32), sp.ones((2, 2), dtype="tf32x3")
+    for op, call in (("matmul", lambda out: sp.matmul(x, x, out=out)), ("irfft", lambda out: sp.fft.irfft(x, out=out)),
+                     ("add", lambda out: np.add(s, s, out=out)), ("cumsum", lambda out: np.cumsum(s, axis=0, out=out))):
+        with pytest.raises(TypeError, match=rf"^{op}: out is a jaxlib\.\S*ArrayImpl, an immutable array that cannot "
+                                            r"be written in place; expected out=None"):
+            call(jnp.zeros((2, 2), jnp.float32))
+
+
 def test_operands_of_two_libraries_are_refused():
     torch, jax = pytest.importorskip("torch"), pytest.importorskip("jax")
     with pytest.raises(TypeError, match=r"^matmul: operands from different libraries \(jaxlib.*ArrayImpl and "

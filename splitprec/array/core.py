@@ -459,8 +459,25 @@ def _deferring(method):
     return operator
 
 
+def _deferring_equality(method):
+    """The mixin's ``==`` or ``!=`` ``method``, deferring to :func:`unknown` operands as
+    :func:`_deferring` does: their own method answers (Python's reflected call, made here), and where
+    it too gives NotImplemented the result is numpy's elementwise unequal, not Python's identity
+    fallback (one bool)."""
+    @functools.wraps(method)
+    def operator(self, other):
+        if unknown(other):
+            answer = getattr(type(other), method.__name__)(other, self)
+            if answer is not NotImplemented:
+                return answer
+        return method(self, other)
+    return operator
+
+
 for _name in _DEFERRING:
     setattr(SplitArray, _name, _deferring(getattr(NDArrayOperatorsMixin, _name)))
+for _name in ("__eq__", "__ne__"):
+    setattr(SplitArray, _name, _deferring_equality(getattr(NDArrayOperatorsMixin, _name)))
 
 
 def _transposes(view, base):

@@ -15,8 +15,9 @@ results of their scheme only; a read-only ``out`` raises ValueError naming it.
 
 Refused, with a TypeError: ``REFUSED``, contractions with no split-precision implementation (use
 ``np.asarray(a)`` to run them in float32). The transforms of ``numpy.fft`` run ``splitprec.fft``
-in the scheme. ``IN_PLACE`` functions write into their first argument: they run on a float64 copy,
-and the result must be float32-exact (as ``a[...] = x``), or they raise TypeError.
+in the scheme, their results and ``out=`` taken as any function's here. ``IN_PLACE`` functions
+write into their first argument: they run on a float64 copy, and the result must be float32-exact
+(as ``a[...] = x``), or they raise TypeError.
 ``WRITES_UNLESS_COPY`` (``nan_to_num(a, copy=False)``) write into a SplitArray's float32 storage as
 numpy's do, which counts as a write (its cached split is dropped).
 """
@@ -58,7 +59,7 @@ def call(func, args, kwargs):
         options["overwrite_input"] = False
     d = promote(*[x._dtype for x in splits])
     if func.__module__ == "numpy.fft" and func.__name__ in FFT_TRANSFORMS:
-        return _fft(func.__name__, values, options, d, op)
+        func = _fft(func.__name__, d, op)
     if func in IN_PLACE:
         return _in_place(func, args[0] if args else None, values, options, op)
     out = kwargs.get("out")
@@ -152,13 +153,16 @@ def _arrays(values):
     return found
 
 
-def _fft(name, values, options, d, op):
+def _fft(name, d, op):
+    """``splitprec.fft``'s transform ``name`` in scheme ``d``, called as numpy's other functions are
+    (so a float32 result, of ``irfft*`` or ``hfft``, is a SplitArray and an ``out=`` SplitArray is
+    written through ``write_out``)."""
     from .. import fft
     transform = getattr(fft, name, None)
     if transform is None:
         raise TypeError(f"{op}: splitprec.fft has no {name}; expected one of "
                         f"{', '.join(n for n in FFT_TRANSFORMS if hasattr(fft, n))}")
-    return transform(*values, dtype=d, **options)
+    return functools.partial(transform, dtype=d)
 
 
 def _in_place(func, target, values, options, op):
