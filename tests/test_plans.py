@@ -2,10 +2,10 @@
 and ``precision="fp32"``'s per-shape path, SGEMM included (``splitprec.engines.cuda.gemm.fp32_path``).
 
 Without a GPU: the path choice against the measurements it came from, the graph's layout rule, the
-plans' life cycle, the SGEMM fix-up's threshold, bound and chunks. On a GPU (marked ``gpu``):
-replayed calls are bit-identical to first calls on new inputs, on other streams and after a default
-changes; calls a graph cannot hold keep running directly; the SGEMM path, its fix-up overlapped in
-chunks or not, lies within its bound with the float64 product's NaN/inf and range.
+plans' life cycle, the SGEMM fix-up's threshold and bound. On a GPU (marked ``gpu``): replayed calls
+are bit-identical to first calls on new inputs, on other streams and after a default changes; calls
+a graph cannot hold keep running directly; the SGEMM path lies within its bound with the float64
+product's NaN/inf and range.
 """
 import json
 import pathlib
@@ -19,7 +19,7 @@ from splitprec import _plans
 from splitprec.accuracy import gemm_bound
 from splitprec.accuracy.bounds import sgemm_bound
 from splitprec.accuracy.reference import exact_matmul
-from splitprec.engines.cuda import gemm as cuda_gemm, gemm_fp32, replay
+from splitprec.engines.cuda import gemm as cuda_gemm, replay
 from splitprec.engines.cuda.nonfinite import FP32_MAX, sgemm_limit
 from splitprec.engines.cuda.tuning import TUNING
 
@@ -128,25 +128,6 @@ def test_float32_sums_in_any_order_lie_within_the_sgemm_bound(k, order, binade, 
     exact = exact_matmul(a, b)
     finite = np.isfinite(bound)
     assert (np.abs(c - exact)[finite] <= bound[finite]).all()
-
-
-@given(st.integers(1, 10 ** 6), st.integers(1, 16))
-def test_chunk_bounds_cover_the_range_in_order_the_last_the_smallest(length, chunks):
-    bounds = gemm_fp32.chunk_bounds(length, chunks)
-    assert bounds[0][0] == 0 and bounds[-1][1] == length and len(bounds) == min(chunks, length)
-    assert all(stop > start for start, stop in bounds)
-    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))
-    sizes = [stop - start for start, stop in bounds]
-    assert sizes[-1] <= min(sizes) + 1
-
-
-def test_overlap_chunks_follow_the_size_of_the_result():
-    per_chunk, most = gemm_fp32.OVERLAP["chunk_bytes"], gemm_fp32.OVERLAP["max_chunks"]
-    assert gemm_fp32.overlap_chunks(512, 512, 1) == 1                       # 1 MiB of C: back to back
-    assert gemm_fp32.overlap_chunks(64, 64, 4096) == min(most, 64 * 2 ** 20 // per_chunk)
-    assert gemm_fp32.overlap_chunks(8, 8, 3) == 1
-    assert gemm_fp32.overlap_chunks(2 ** 20, 2 ** 10, 1) == most            # along the rows
-    assert gemm_fp32.overlap_chunks(1, 2 ** 30, 1) == 1                     # never more than m (or the batch)
 
 
 def test_sgemm_bound_is_infinite_exactly_where_needed():
@@ -401,34 +382,3 @@ def test_gpu_precision_fp32_within_bound(monkeypatch):
         bound = gemm_bound(a, b, precision="fp32", engine="gpu")
         finite = np.isfinite(bound)
         assert (np.abs(c - exact_matmul(a, b))[finite] <= bound[finite]).all()
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("shape_a, shape_b", [((9, 30, 50), (9, 50, 20)), ((1, 30, 50), (7, 50, 20)),
-                                              ((7, 30, 50), (1, 50, 20)), ((301, 64), (64, 70))])
-@pytest.mark.parametrize("chunks", [1, 2, 3, 8])
-def test_gpu_sgemm_overlapped_in_chunks_within_bound(shape_a, shape_b, chunks, monkeypatch):
-    """SGEMM with its fix-up in chunks on a side stream (``gemm_fp32.SgemmChecked``), through the
-    public call and its plan: within the bound, with the float64 product's NaN/inf and range in every
-    chunk, the last one included, and the caller's stream waiting for the last fix-up."""
-    cupy = _cupy()
-    monkeypatch.setitem(gemm_fp32.OVERLAP, "chunk_bytes", 1)
-    monkeypatch.setitem(gemm_fp32.OVERLAP, "max_chunks", chunks)
-    a, b = randn(*shape_a), randn(*shape_b)
-    a3, b3 = a.reshape((-1,) + a.shape[-2:]), b.reshape((-1,) + b.shape[-2:])
-    a3[0, 0, 0], b3[-1, 3, 1] = np.inf, np.nan                 # the first chunk and the last
-    a3[-1, -1, :3], b3[-1, :3, -1] = (3e38, 3e38, -3e38), (1.0, 1.0, 1.0)    # exact 3e38: finite
-    b3[-1, 3:, -1] = 0.0
-    a3[-1, -2, :2] = (3e38, 3e38)                               # partial sums overflow: recomputed
-    with np.errstate(invalid="ignore", over="ignore"):
-        exact = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
-    bound = gemm_bound(a, b, precision="fp32", engine="gpu")
-    finite = np.isfinite(bound)
-    _plans.clear()
-    with cupy.cuda.Stream(non_blocking=True):
-        da, db = cupy.asarray(a), cupy.asarray(b)
-        for _ in range(3):                                       # the first call, then its plan's
-            c = cupy.asnumpy(sp.matmul(da, db, precision="fp32"))      # a copy on the same stream
-            for special in (np.isnan, np.isposinf, np.isneginf):
-                np.testing.assert_array_equal(special(c), special(exact))
-            assert (np.abs(c - exact_matmul(a, b))[finite] <= bound[finite]).all()

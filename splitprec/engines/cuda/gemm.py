@@ -16,11 +16,10 @@ import numpy as np
 from ...dtypes import cheapest, dtype, dtypes
 from . import launch
 from .gemm_fused import FUSED_FILE, TILES as FUSED_TILES, fused_expression, fused_launch, gemm_fused
-from .gemm_cublas import cublas_chunk, gemm_cublas
-from .gemm_fp32 import SgemmChecked
+from .gemm_cublas import cublas_chunk, gemm_cublas, sgemm, sgemm_pointers
 from .gemm_sm80 import GEMM_FILE, Tile, gemm_expression, gemm_sm80
 from .gemm_sm90 import GEMM90_FILE, TILE as SM90_TILE, gemm90_expression, gemm_sm90, pieces_expression
-from .nonfinite import NONFINITE_EXPRESSION, NONFINITE_FILE, fix_nonfinite, nonfinite_report
+from .nonfinite import NONFINITE_EXPRESSION, NONFINITE_FILE, fix_nonfinite, fix_sgemm, nonfinite_report, sgemm_fixup
 from .split import FORMAT_CODE, SCALE_FILE, SPLIT_FILE, cached_split, flatten_batch, padded_k, split_expression, \
     product_shape, unscale
 from .tuning import TUNING
@@ -113,9 +112,8 @@ def matmul_fp32(a, b):
     if batch == 0 or m == 0 or n == 0 or k == 0:
         return cupy.zeros(batch_shape + (m, n), np.float32)
     a, b = flatten_batch(a, batch_shape, batch), flatten_batch(b, batch_shape, batch)
-    c = cupy.empty((batch, m, n), np.float32)
-    SgemmChecked(m, n, k, batch, a.shape[0] > 1, b.shape[0] > 1)(a.data.ptr, b.data.ptr, c.data.ptr)
-    return c.reshape(batch_shape + (m, n))
+    c = sgemm(a, b, cupy.empty((batch, m, n), np.float32))
+    return fix_sgemm(a, b, c).reshape(batch_shape + (m, n))
 
 
 def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False, caches=(None, None)):
@@ -201,7 +199,9 @@ def direct_call(a, b, d=None):
     if d is None:
         path = fp32_path(m, n, k, batch)
         if path == "sgemm":
-            return DirectCall(shape, (SgemmChecked(m, n, k, batch, own_a > 1, own_b > 1),))
+            sizes = (m, n, k, batch, 0 if own_a < batch else m * k, 0 if own_b < batch else k * n)
+            return DirectCall(shape, (lambda *pointers: sgemm_pointers(*pointers, sizes),
+                                      sgemm_fixup(m, n, k, batch, own_a > 1, own_b > 1)))
         d = dtype(path)
     if d.base not in FORMAT_CODE or auto_engine(d, m, n, k, batch) != "fused":
         return None

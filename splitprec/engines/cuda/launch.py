@@ -102,8 +102,7 @@ def launch(filename, expression, grid, block, args, shared_bytes=0):
 class PreparedLaunch:
     """One instantiation with a fixed grid, block and scalar arguments, launched with new leading
     pointer arguments: the argument block is packed once (``args``: ctypes values, pointers as
-    ``c_void_p``; ``shared_bytes`` of dynamic shared memory) and a call is one ``cuLaunchKernel`` on
-    the current stream (or the stream handle ``stream=``), a fraction of a
+    ``c_void_p``; ``shared_bytes`` of dynamic shared memory) and a call is one ``cuLaunchKernel`` on the current stream, a fraction of a
     ``RawKernel`` call's host time (the planned calls of ``splitprec._plans``)."""
 
     def __init__(self, filename, expression, grid, block, args, shared_bytes=0):
@@ -119,9 +118,9 @@ class PreparedLaunch:
         self._lock = threading.Lock()        # the argument block is shared: one launch at a time
         self._launch = cupy.cuda.driver.launchKernel
 
-    def __call__(self, *pointers, stream=None):
+    def __call__(self, *pointers):
         import cupy
-        stream = cupy.cuda.get_current_stream().ptr if stream is None else stream
+        stream = cupy.cuda.get_current_stream().ptr
         with self._lock:
             for slot, pointer in zip(self._args, pointers):
                 slot.value = pointer
