@@ -262,13 +262,13 @@ class CheckResult:
         return head + body
 
     def __str__(self):
-        width = max([8] + [len(r.scheme) for r in self.rows])
-        native = NATIVE[self.target]
-        lines = [f"{'scheme':<{width}} {'normwise':>10} {'err/bound':>10} {'err/prob.':>10} "
-                 f"{'vs ' + native:>10} {'time s':>8}"]
-        lines += [f"{r.scheme:<{width}} {r.normwise:>10.3g} {ratio_text(r.ratio):>10} "
-                  f"{ratio_text(r.ratio_probabilistic):>10} {_versus(r.normwise, r.native):>10} "
-                  f"{r.seconds:>8.3g}" for r in self.rows]
+        table = [["scheme", "normwise", "err/bound", "err/prob.", f"vs {NATIVE[self.target]}", "time s"]]
+        table += [[r.scheme, f"{r.normwise:.3g}", ratio_text(r.ratio), ratio_text(r.ratio_probabilistic),
+                   _versus(r.normwise, r.native), f"{r.seconds:.3g}"] for r in self.rows]
+        # Columns as wide as their longest cell, so a ratio printed to 14 digits shifts nothing.
+        widths = [max(least, *(len(row[i]) for row in table)) for i, least in enumerate([8, 10, 10, 10, 10, 8])]
+        lines = [" ".join([row[0].ljust(widths[0])] + [cell.rjust(w) for cell, w in zip(row[1:], widths[1:])])
+                 for row in table]
         error = self.rows[0].native if self.rows else float("nan")
         lines.append(f"native {self.target} matmul normwise error: {error:.3g}; shape {self.shape}")
         return "\n".join(lines)

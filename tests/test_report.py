@@ -363,6 +363,16 @@ def test_check_table_prints_ratios_below_one_as_plain_numbers_regression():
     assert "0.99999999999992" in str(result) and "| 0.99999999999992 |" in result.to_markdown()
 
 
+def test_check_table_columns_stay_aligned_with_long_ratios_regression():
+    """Ratios printed to 14 digits overflowed their 10-character columns, shifting every column
+    after them (``print(check(a, b))`` on float64 data of a wide exponent span)."""
+    rows = [_fake("ozaki2_int8x14", "", 2e-9, 1e-16, 1 - 2e-10), _fake("ozaki2_int8_adaptive", "", 1e-16, 1e-16, 0.1)]
+    lines = str(accuracy.measure.CheckResult(rows, ((2, 2), (2, 2)), "float64")).splitlines()[:3]
+    ends = [[match.end() for match in re.finditer(r"\S+", line.replace("vs fp64", "vs_fp64")
+                                                           .replace("time s", "time_s"))] for line in lines]
+    assert ends[0][1:] == ends[1][1:] == ends[2][1:]       # the numbers right-aligned under their heads
+
+
 def test_report_no_longer_says_only_within_bounds_when_a_scheme_misses_its_class(tmp_path):
     report.write(FAKE, str(tmp_path), plots=False, info={"splitprec": "test"})
     md = (tmp_path / "report.md").read_text()
