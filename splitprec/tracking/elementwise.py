@@ -19,7 +19,7 @@ the untracked values bit for bit); transcendental functions, complex arithmetic 
 on the GPU are evaluated in float64 (complex128) and rounded once (``LIBM`` covers the float64
 function's own error, and ``sin``/``cos`` bounds of known arguments are capped at ``|value| +
 1``). Large operations on the CPU run in blocks of ``BLOCK`` entries (the same arithmetic, entry
-by entry).
+by entry); the rules write their temporaries in place, into one spare float64 array per operation.
 """
 import math
 
@@ -88,64 +88,91 @@ def _zero(bound):
     return not bound.size or (bound.strides == (0,) * bound.ndim and not bool(bound[(0,) * bound.ndim]))
 
 
-def _sum_rule(a, b, value, wide, xp):
-    return a._bound if _zero(b._bound) else b._bound if _zero(a._bound) else a._bound + b._bound
+def _sum_rule(a, b, value, wide, xp, spare):
+    if _zero(b._bound):
+        return a._bound
+    return b._bound if _zero(a._bound) else xp.add(a._bound, b._bound, out=spare)
 
 
-def _product_rule(a, b, value, wide, xp):
+def _modulus(x, xp, spare):
+    """``|x^|`` in float64, written into ``spare`` where ``x`` has the result's shape."""
+    return magnitude(x._value, xp, out=spare if x.shape == spare.shape else None)
+
+
+def _product_rule(a, b, value, wide, xp, spare):
     """``|a^| E_b + E_a (|b^| + E_b)`` (a term whose bound is 0 left out)."""
-    first = None if _zero(b._bound) else magnitude(a._value, xp) * b._bound
+    first = None if _zero(b._bound) else xp.multiply(_modulus(a, xp, spare), b._bound, out=spare)
     if _zero(a._bound):
         return first
-    second = a._bound * (magnitude(b._value, xp) + b._bound)
-    return second if first is None else first + second
+    second = xp.multiply(a._bound, magnitude(b._value, xp) + b._bound, out=spare if first is None else None)
+    return second if first is None else xp.add(first, second, out=spare)
 
 
-def _quotient_rule(a, b, value, wide, xp):
+def _quotient_rule(a, b, value, wide, xp, spare):
     """``(|a^| E_b + |b^| E_a) / (|b^| (|b^| - E_b))``, inf unless ``E_b < |b^|``."""
     mb = magnitude(b._value, xp)
     if _zero(b._bound):
-        return a._bound / mb
+        return xp.divide(a._bound, mb, out=spare)
     room = (mb - b._bound) * (1 - 2.0 ** -50)          # a lower bound of |b^| - E_b
-    spread = (magnitude(a._value, xp) * b._bound + mb * a._bound) / (mb * room)
-    return xp.where(room > 0, spread, np.inf)
-
-
-def _sqrt_rule(a, b, value, wide, xp):
-    """``E / sqrt(a^)`` (``sqrt(a^) >= value / (1 + U)``), inf unless ``E <= a^``; 0 at ``E = a^ = 0``."""
-    root = magnitude(value, xp) * (1 - 2.0 ** -23)
-    spread = a._bound / xp.maximum(root, 2.0 ** -1000)
-    return xp.where(a._bound <= a._value.astype(np.float64), spread, np.inf)
-
-
-def _exp_rule(a, b, value, wide, xp):
-    """``exp(a^) expm1(E)``; ``expm1(E) <= E (1 + E)`` for ``E <= 1/2``. Where ``exp(a^)`` is below
-    float64's normal range (its relative accuracy lost), ``exp(a^ + E) (1 + 2**-40) + 2**-1022``
-    instead: ``e^(a^+E)`` bounds the spread, the factor covers the sum's rounding (``|a^ + E| < 746``
-    there, or the result is 0 or inf anyway) and the function's, the term a subnormal result's."""
-    e, modulus = a._bound, xp.abs(wide)
-    growth = e * (1 + e) if bool(e.max() <= 0.5) else xp.expm1(e) * (1 + 2 * LIBM)
-    spread = modulus * (1 + 2 * LIBM) * growth
-    low = modulus < _FLOAT64_TINY
-    if bool(low.any()):
-        ceiling = xp.exp(a._value.astype(np.float64) + e) * (1 + 2.0 ** -40) + _FLOAT64_TINY
-        spread = xp.where(low, ceiling, spread)
+    spread = xp.multiply(_modulus(a, xp, spare), b._bound, out=spare)
+    spread += mb * a._bound
+    spread /= mb * room
+    xp.copyto(spread, np.inf, where=xp.logical_not(room > 0))
     return spread
 
 
-def _log_rule(a, b, value, wide, xp):
-    """``-log1p(-r) <= r / (1 - r)`` with ``r = E / a^``, inf unless ``r < 1``."""
-    r = a._bound / a._value.astype(np.float64) * (1 + 2.0 ** -52)     # rounded up: 1 - r may cancel
+def _sqrt_rule(a, b, value, wide, xp, spare):
+    """``E / sqrt(a^)`` (``sqrt(a^) >= value / (1 + U)``), inf unless ``E <= a^``; 0 at ``E = a^ = 0``."""
+    least = a._value.min()
+    root = xp.multiply(value, 1 - 2.0 ** -23, out=spare, dtype=np.float64)    # value >= 0 (or NaN): |value|
+    if not bool(least > 0):                                   # else value >= 2**-75 everywhere
+        xp.maximum(root, 2.0 ** -1000, out=root)
+    spread = xp.divide(a._bound, root, out=root)
+    if not bool(a._bound.max() <= least):                     # else E <= a^ everywhere (both read exactly)
+        xp.copyto(spread, np.inf, where=xp.logical_not(xp.less_equal(a._bound, a._value)))
+    return spread
+
+
+def _exp_rule(a, b, value, wide, xp, spare):
+    """``exp(a^) expm1(E)``; ``expm1(E) <= E (1 + E)`` for ``E <= 1/2``. Where ``exp(a^)`` is below
+    float64's normal range (its relative accuracy lost), ``exp(a^ + E) (1 + 2**-40) + 2**-1022``
+    instead: ``e^(a^+E)`` bounds the spread, the factor covers the sum's rounding (``|a^ + E| < 746``
+    there, or the result is 0 or inf anyway) and the function's, the term a subnormal result's.
+    ``wide`` (``exp(a^)`` in float64, never negative) is overwritten."""
+    e = a._bound
+    if bool(e.max() <= 0.5):
+        growth = xp.add(e, 1.0, out=spare)
+        growth *= e
+    else:
+        growth = xp.expm1(e, out=spare)
+        growth *= 1 + 2 * LIBM
+    low = wide < _FLOAT64_TINY
+    spread = xp.multiply(wide, 1 + 2 * LIBM, out=wide)
+    spread *= growth
+    if bool(low.any()):
+        ceiling = xp.exp(a._value.astype(np.float64) + e) * (1 + 2.0 ** -40) + _FLOAT64_TINY
+        xp.copyto(spread, ceiling, where=low)
+    return spread
+
+
+def _log_rule(a, b, value, wide, xp, spare):
+    """``-log1p(-r) <= r / (1 - r)`` with ``r = E / a^``, inf unless ``0 <= r < 1``."""
+    r = xp.divide(a._bound, a._value, out=spare)         # a^ widened: exact
+    r *= 1 + 2.0 ** -52                                    # rounded up: 1 - r may cancel
+    if bool(r.max() < 1) and bool(r.min() >= 0):          # everywhere (not where r has a NaN)
+        return xp.divide(r, 1 - r, out=r)
     return xp.where((r < 1) & (r >= 0), r / (1 - r), np.inf)
 
 
-def _lipschitz_rule(a, b, value, wide, xp):
+def _lipschitz_rule(a, b, value, wide, xp, spare):
     """``min(E, 2)`` (sin, cos: 1-Lipschitz, ``|sin| <= 1``) where ``E`` is finite; unknown (NaN)
     where it is not, since the exact argument may not exist there (a divisor reaching 0)."""
-    return xp.where(a._bound < np.inf, xp.minimum(a._bound, 2.0), np.nan)
+    spread = xp.minimum(a._bound, 2.0, out=spare)
+    xp.copyto(spread, np.nan, where=xp.logical_not(a._bound < np.inf))
+    return spread
 
 
-def _modulus_rule(a, b, value, wide, xp):
+def _modulus_rule(a, b, value, wide, xp, spare):
     return a._bound                                          # complex |z|: ||z^| - |z|| <= |z^ - z|
 
 
@@ -154,19 +181,21 @@ RULES = {np.add: _sum_rule, np.subtract: _sum_rule, np.multiply: _product_rule, 
          np.cos: _lipschitz_rule, np.absolute: _modulus_rule}
 
 
-def _propagated(ufunc, arrays, value, wide, xp):
+def _propagated(ufunc, arrays, value, wide, xp, spare):
     """The propagated part of the bound (module docstring), float64, NaN where unknowable; None
     where every operand's bound is 0 (then every rule gives 0, or the value is NaN or infinite and
-    its rounding term says so)."""
+    its rounding term says so). ``spare``: a float64 array of the result's shape that the rule may
+    overwrite and return."""
     if all(_zero(a._bound) for a in arrays):
         return None
-    return RULES[ufunc](arrays[0], arrays[-1], value, wide, xp)
+    return RULES[ufunc](arrays[0], arrays[-1], value, wide, xp, spare)
 
 
 def _compute(ufunc, arrays, xp, out=None):
-    """``(value, bound)`` of ``ufunc`` on tracked ``arrays`` (module docstring); ``out``: a pair of
-    arrays of the result's shape that take them (numpy), else new ones."""
-    out_value, out_bound = (None, None) if out is None else out
+    """``(value, bound)`` of ``ufunc`` on tracked ``arrays`` (module docstring); ``out``: arrays of
+    the result's shape that take the value and the bound, and a float64 one for the rule's
+    temporary (numpy), else new ones."""
+    out_value, out_bound, spare = (None, None, None) if out is None else out
     if ufunc in (np.maximum, np.minimum):                   # exact (in float64 on the GPU: no flush)
         value = ufunc(arrays[0]._value, arrays[1]._value, out=out_value) if xp is np else \
             _narrow(ufunc(*[_wide(a._value, xp) for a in arrays]), xp)
@@ -178,11 +207,12 @@ def _compute(ufunc, arrays, xp, out=None):
         out_bound[...] = arrays[0]._bound
         return value, out_bound
     bound = rounding_error(value, xp, relative, out=out_bound)
-    propagated = _propagated(ufunc, arrays, value, wide, xp)
+    spare = xp.empty(value.shape, np.float64) if spare is None else spare
+    propagated = _propagated(ufunc, arrays, value, wide, xp, spare)
     if propagated is not None:
         bound += propagated
     if ufunc in (np.sin, np.cos):
-        xp.minimum(bound, magnitude(value, xp) + 1, out=bound)                # NaN (unknown) stays
+        xp.minimum(bound, magnitude(value, xp, out=spare) + 1, out=bound)    # NaN (unknown) stays
     bound *= UP
     return value, bound
 
@@ -207,12 +237,12 @@ def _blocked(ufunc, arrays, shape, d, confidence):
         return None
     size = math.prod(shape)
     dtype = np.result_type(*[v.dtype for v in values]) if ufunc is not np.absolute else values[0].real.dtype
-    out_value, out_bound = np.empty(size, dtype), np.empty(size, np.float64)
+    out_value, out_bound, spare = np.empty(size, dtype), np.empty(size, np.float64), np.empty(BLOCK, np.float64)
     for start in range(0, size, BLOCK):
         block = slice(start, start + BLOCK)
         part = [TrackedArray._wrap(v if v.ndim == 0 else v[block], b if b.ndim == 0 else b[block], d, confidence)
                 for v, b in zip(values, bounds)]
-        _compute(ufunc, part, np, out=(out_value[block], out_bound[block]))
+        _compute(ufunc, part, np, out=(out_value[block], out_bound[block], spare[:min(BLOCK, size - start)]))
     return TrackedArray._wrap(out_value.reshape(shape), out_bound.reshape(shape), d, confidence)
 
 

@@ -27,25 +27,26 @@ LIBM = 2.0 ** -46              # float64 exp, log, sin, cos, hypot: relative err
 SQRT2 = 1.4142135623730951 * (1 + 2.0 ** -52)      # sqrt(2), rounded up
 
 
-def magnitude(v, xp):
+def magnitude(v, xp, out=None):
     """``|v|`` of a float32 or complex64 array as float64 (exact for float32; on the GPU widened
-    bit by bit, since cupy's float32 casts flush subnormals)."""
+    bit by bit, since cupy's float32 casts flush subnormals); a new array, or ``out`` (``v``'s shape)."""
+    if out is not None and v.dtype == np.float32 and xp is np:
+        return np.absolute(v, out=out)                        # exact, widened as it is written
     if v.dtype == np.complex64:
-        return xp.abs(v.astype(np.complex128) if xp is np else widen(v.real.copy()) + 1j * widen(v.imag.copy()))
-    wide = v.astype(np.float64) if xp is np else widen(v)
-    return xp.abs(wide, out=wide)
+        r = xp.abs(v.astype(np.complex128) if xp is np else widen(v.real.copy()) + 1j * widen(v.imag.copy()))
+    else:
+        r = v.astype(np.float64) if xp is np else widen(v)
+        xp.abs(r, out=r)
+    if out is None:
+        return r
+    out[...] = r
+    return out
 
 
 def rounding_error(value, xp, relative=U, out=None):
     """``relative * |value| + ETA`` (``SQRT2 * ETA`` for complex values): a bound on the rounding
     of ``value`` from the real result (module docstring); a new float64 array, or ``out``."""
-    if out is not None and value.dtype == np.float32 and xp is np:
-        r = xp.absolute(value, out=out)                       # exact, widened as it is written
-    elif out is not None:
-        r = out
-        r[...] = magnitude(value, xp)
-    else:
-        r = magnitude(value, xp)
+    r = magnitude(value, xp, out)
     r *= relative
     r += ETA * SQRT2 if value.dtype == np.complex64 else ETA
     return r
