@@ -113,18 +113,52 @@ def split_held_in(x, d, axis, residual_dtype):
     top = fmt.max if exponent is None else \
         xp.minimum(fmt.max, round_to(xp.ldexp(np.float64(_FP32_MAX), -exponent), fmt, "rz")).astype(residual_dtype)
     saturating = bool((peak > top).any())
-    if xp is not np or x.size <= SPLIT_BLOCK or x.ndim == 0:
+    lean = xp is np and not held and all_finite and not saturating and _lean_format(d)
+    if xp is not np or x.ndim == 0 or (x.size <= SPLIT_BLOCK and not lean):
         return Parts(tuple(_parts(x, all_finite, d, held, exponent, top, saturating)), exponent)
     split_axis = x.ndim - 1 if axis is None else axis % x.ndim
     along = 0 if split_axis and x.shape[0] > 1 else split_axis     # contiguous blocks where the slices allow
     terms = [np.empty(x.shape, np.float32) for _ in range(d.terms)]
-    step = max(1, SPLIT_BLOCK * x.shape[along] // x.size)
+    step = max(1, SPLIT_BLOCK * x.shape[along] // max(x.size, 1))
+    scratch = np.empty(x[(slice(None),) * along + (slice(0, step),)].shape, np.float32) if lean else None
     for start in range(0, x.shape[along], step):
         block = (slice(None),) * along + (slice(start, start + step),)
         per_slice = [v if np.ndim(v) == 0 or v.shape[along] == 1 else v[block] for v in (exponent, top)]
+        if lean:
+            residual = scratch[(slice(None),) * along + (slice(0, min(step, x.shape[along] - start)),)]
+            _lean_parts(x[block], d, per_slice[0], [term[block] for term in terms], residual)
+            continue
         for term, part in zip(terms, _parts(x[block], all_finite, d, held, *per_slice, saturating)):
             term[block] = part
     return Parts(tuple(terms), exponent)
+
+
+def _lean_format(d):
+    """True where :func:`_lean_parts` gives ``d``'s parts: rounding to nearest even into a format
+    narrower than float32 whose normal range starts within float32's (tf32, bf16, fp16)."""
+    return d.rounding == "rne" and d.format.emin >= -126 and d.format.p < 24
+
+
+def _lean_parts(x, d, exponent, terms, residual):
+    """:func:`_parts` of finite float32 numpy ``x`` whose parts need no saturation, written into
+    ``terms`` (float32 arrays of ``x``'s shape, as is the scratch array ``residual``), in about
+    seven passes a part instead of twenty.
+
+    The residual is kept scaled as the next part is stored, ``r_(i+1) = (r_i - part_i) 2**shift``:
+    ``r_i - part_i`` is exact (the part is ``r_i`` rounded), and so is the power-of-two scaling
+    in float32's range, which makes it the same value as the unscaled residual scaled up, bit for
+    bit. Finite values below ``top`` round to at most ``top``, so no fix-up is needed."""
+    if exponent is None:
+        np.copyto(residual, x)
+    else:
+        np.ldexp(x, -exponent, out=residual)
+    scale = np.float32(2.0 ** d.shift)
+    for i, term in enumerate(terms):
+        _round_lean(residual, d.format, term)
+        if i + 1 < len(terms):
+            residual -= term
+            if d.shift:
+                residual *= scale
 
 
 def _parts(x, all_finite, d, held, exponent, top, saturating):
@@ -166,3 +200,27 @@ def merge(parts, dtype):
     if parts.exponent is not None:
         total = xp.ldexp(total, parts.exponent)
     return narrow(total)
+
+
+def _round_lean(x, fmt, out):
+    """Finite float32 numpy ``x`` within ``fmt``'s range rounded to nearest even into ``out``
+    (:func:`formats.round_to`'s bits): the significand cut to ``fmt.p`` bits on the bit pattern
+    (every float32 value for tf32 and bf16, the normal range for fp16), and values below the
+    normal range rounded to the subnormal quantum ``2**(emin - p + 1)`` by adding and subtracting
+    ``1.5 * 2**(emin - p + 24)``, whose float32 quantum it is, with ``x``'s sign; several times
+    faster than numpy's float16 conversion."""
+    drop = 24 - fmt.p
+    bits, rounded = x.view(np.uint32), out.view(np.uint32)
+    np.right_shift(bits, np.uint32(drop), out=rounded)            # + half - 1 + the last kept bit
+    rounded &= np.uint32(1)
+    rounded += np.uint32((1 << (drop - 1)) - 1)
+    rounded += bits
+    rounded &= np.uint32((1 << 32) - (1 << drop))
+    if fmt.emin == -126:
+        return
+    grid = np.float32(1.5 * 2.0 ** (fmt.emin - fmt.p + 24))
+    subnormal = np.less(np.abs(x), np.float32(2.0 ** fmt.emin))
+    fixed = x + grid
+    fixed -= grid
+    np.copysign(fixed, x, out=fixed)                               # -0 where x rounds to zero
+    np.copyto(out, fixed, where=subnormal)

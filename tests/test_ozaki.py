@@ -16,6 +16,7 @@ from hypothesis import example, given, strategies as st
 
 import splitprec as sp
 from splitprec.accuracy import exact_matmul, gemm_bound
+from splitprec.accuracy.classes import class_span
 from splitprec.engines.cuda import ozaki as cuda_ozaki
 from splitprec.engines.reference import ozaki as reference_ozaki
 from splitprec.dtypes import cheapest
@@ -42,11 +43,15 @@ def test_record_identities(name):
     assert all(math.gcd(p, q) == 1 for i, p in enumerate(d.moduli) for q in d.moduli[i + 1:])
     bits_a, bits_b = d.bits
     assert 2 ** (bits_a + bits_b) <= d.modulus // 4 < 2 ** (bits_a + bits_b + 1)
-    assert d.fp64_class == (min(d.bits) >= 53) and not d.fp32_class
+    assert not d.fp64_class and not d.fp32_class          # of their class within a span only
+    assert (class_span(name) is not None) == (min(d.bits) >= 53)
 
 
-def test_fp64_class_and_cheapest():
-    assert [n for n in OZAKI2 if sp.dtype(n).fp64_class] == [f"ozaki2_int8x{n}" for n in range(14, 19)]
+def test_fp64_class_and_cheapest_regression():
+    """Only the adaptive scheme is fp64 class on every input (as only the float32 schemes of
+    unlimited span are fp32 class); the fixed ones from x14 on are fp64 within a span."""
+    assert [n for n in sp.dtypes("float64") if sp.dtype(n).fp64_class] == ["ozaki2_int8_adaptive"]
+    assert [n for n in OZAKI2 if class_span(n) is not None] == [f"ozaki2_int8x{n}" for n in range(14, 19)]
     assert cheapest("fp64").name == "ozaki2_int8_adaptive" and cheapest("fp64").fp64_class
 
 

@@ -5,8 +5,8 @@ from hypothesis import example, given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
 import splitprec as sp
-from splitprec.split import _slice_max, merge, split, split_held_in
-from splitprec.formats import is_representable
+from splitprec.split import _round_lean, _slice_max, merge, split, split_held_in
+from splitprec.formats import FORMATS, is_representable, round_to
 
 ALL_DTYPES = sp.dtypes("float32")
 FP32_MAX = float(np.finfo(np.float32).max)
@@ -158,3 +158,49 @@ def test_split_in_blocks_gives_the_parts_of_the_whole_array(bits, name, axis, bl
         for p, q in zip(blocked.terms, whole.terms):
             assert np.array_equal(p.view(np.uint32), q.view(np.uint32))
         assert (blocked.exponent is None and whole.exponent is None) or np.array_equal(blocked.exponent, whole.exponent)
+
+
+@given(significands=arrays(np.int32, st.tuples(st.integers(1, 4), st.integers(1, 50)),
+                           elements=st.integers(-(2 ** 24) + 1, 2 ** 24 - 1)),
+       exponents=arrays(np.int32, st.tuples(st.integers(1, 4), st.integers(1, 50)), elements=st.integers(-172, 103)),
+       span=st.sampled_from([0, 4, 30, 300]), name=st.sampled_from(ALL_DTYPES),
+       axis=st.sampled_from([None, -1, -2]), block=st.integers(1, 64))
+@settings(max_examples=80, deadline=None)
+def test_lean_split_of_finite_values_equals_the_general_split(significands, exponents, span, name, axis, block):
+    """Finite inputs that need no saturation take the lean split (bit patterns, residuals kept
+    scaled): the parts of the general one bit for bit, at any block size, with values over 0, a
+    few, tens and all binades of float32 (subnormals and signed zeros included)."""
+    from splitprec import split as split_module
+    shape = tuple(min(a, b) for a, b in zip(significands.shape, exponents.shape))
+    m, e = significands[:shape[0], :shape[1]], exponents[:shape[0], :shape[1]]
+    x = np.ldexp(m.astype(np.float64), np.clip(e % (span + 1) - span // 2, -172, 103)).astype(np.float32)
+    x[m % 7 == 3] *= -0.0
+    saved, split_module.SPLIT_BLOCK = split_module.SPLIT_BLOCK, block
+    try:
+        lean = split(x, name, axis=axis)
+    finally:
+        split_module.SPLIT_BLOCK = saved
+    general = split_held_in(x, sp.dtype(name), axis, np.float64)
+    for p, q in zip(lean.terms, general.terms):
+        assert np.array_equal(p.view(np.uint32), q.view(np.uint32))
+
+
+@pytest.mark.parametrize("name", ["fp16", "bf16", "tf32"])
+def test_lean_rounding_equals_round_to_on_ties_and_the_subnormal_edge(name):
+    """Every float32 pattern of a dense sample of the format's range, its ties (half a quantum
+    above a representable value, both parities) and the patterns around its smallest normal:
+    ``_round_lean`` gives ``round_to``'s bits, signs of zeros included."""
+    fmt = FORMATS[name]
+    top = int(np.float32(fmt.max).view(np.uint32))
+    drop = 24 - fmt.p
+    ties = (np.arange(0, top >> drop, 97, dtype=np.uint32) << np.uint32(drop)) | np.uint32(1 << (drop - 1))
+    tiny = int(np.float32(2.0 ** fmt.emin).view(np.uint32))
+    edge = np.arange(max(tiny - 2 ** 16, 0), tiny + 2 ** 16, dtype=np.uint32)
+    subnormal_ties = (np.arange(0, 2 ** 11, dtype=np.float64) + 0.5) * fmt.smallest_subnormal
+    bits = np.concatenate([np.arange(0, top, 4099, dtype=np.uint32), ties, ties + np.uint32(1), ties - np.uint32(1),
+                           edge, subnormal_ties.astype(np.float32).view(np.uint32)])
+    bits = bits[bits <= top]
+    x = np.concatenate([bits, bits | np.uint32(0x80000000)]).view(np.float32)
+    out = np.empty_like(x)
+    _round_lean(x, fmt, out)
+    assert np.array_equal(out.view(np.uint32), round_to(x, fmt).view(np.uint32))
