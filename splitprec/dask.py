@@ -14,9 +14,12 @@ starts from the built-in one), not that of the code that built it.
 
 matmul (2-D ``(m, k) @ (k, n)``)
     ``C[i, j] = sum_p A[i, p] @ B[p, j]`` over the k-chunks ``p = 0 .. P-1``. Each block product is
-    ``splitprec.matmul`` in the scheme (one task per ``(i, p, j)``); the P partial products of an
-    output block are added in one task in the order ``p = 0, 1, ..., P-1``, in float64, and the
-    sum is rounded once to float32 (float64 schemes: float64 sum). The order is the graph's, not
+    ``splitprec.matmul`` in the scheme, one task per ``(i, p, j)`` on the CPU (the k-chunks of an
+    output block run in parallel); on the GPU one task per output block runs its P products, and
+    each float32 block enters them as a SplitArray (no copy), so its device split is made once.
+    The P partial products of an output block are added in one task in the order
+    ``p = 0, 1, ..., P-1``, in float64, and the sum is rounded once to float32 (float64 schemes:
+    float64 sum; cupy chunks: one kernel, ``engines.cuda.sums``). The order is the graph's, not
     the order in which blocks finish, so the result is bit-identical on every scheduler, in every
     run and after a lost worker's tasks are recomputed. B is rechunked along k to A's k-chunks when
     they differ, and a numpy/cupy operand becomes one block per k-chunk of the dask one.
@@ -44,7 +47,6 @@ from ._backend import is_cupy, is_dask
 from ._fft_lines import axis_index, operand as fft_operand, scheme as fft_scheme
 from ._fftconvolve import _conv_axes
 from .array.core import SplitArray, promote
-from .formats import narrow, widen
 
 __all__ = ["asarray", "fft", "matmul"]
 __dir__ = functools.partial(sorted, __all__)       # dir() shows the public names only
@@ -126,13 +128,10 @@ def _product_scheme(a, b, dtype, precision, op):
 
 
 def _values(x):
-    """The float32 value of a SplitArray block (no copy); other arrays as they are."""
-    if not isinstance(x, SplitArray):
-        return x
-    if x.device == "cpu":
-        return np.asarray(x)
-    import cupy
-    return cupy.asarray(x)
+    """The float32 value of a SplitArray block (no copy); other arrays as they are. A block's value
+    itself, not its ``__cuda_array_interface__``: a consumer of that waits for the device (cupy
+    synchronizes the exporting stream), which would hold every task until its kernels finish."""
+    return x._value if isinstance(x, SplitArray) else x
 
 
 def _block_product(a, b, *, dtype):
@@ -140,28 +139,43 @@ def _block_product(a, b, *, dtype):
     return _values(splitprec.matmul(a, b, dtype=dtype))[:, None, :]
 
 
-def _widened(x):
-    """float32 ``x`` as float64, exactly (cupy by bits: its kernels flush float32 subnormals)."""
-    return widen(x) if is_cupy(x) else x.astype(np.float64)
-
-
-def _narrowed(x):
-    """float64 ``x`` rounded once to float32, to nearest even (subnormals and overflow included)."""
-    if is_cupy(x):
-        return narrow(x)
+def _float64_sum(blocks):
+    """float32 ``blocks`` added in float64 in their order, rounded once to float32 (nearest even,
+    subnormals and overflow included)."""
+    if is_cupy(blocks[0]):
+        from .engines.cuda.sums import float64_sum
+        return float64_sum(blocks)
+    total = blocks[0].astype(np.float64)
+    for block in blocks[1:]:
+        total += block
     with np.errstate(over="ignore"):
-        return x.astype(np.float32)
+        return total.astype(np.float32)
 
 
 def _sum_partials(partials, *, d, split_array):
     """The partial products of one output block, added in float64 in k-chunk order and rounded
     once to the target."""
-    total = None
-    for partial in partials:
-        x = _widened(partial[:, 0, :]) if d.target == "float32" else partial[:, 0, :]
-        total = x if total is None else total + x
-    value = _narrowed(total) if d.target == "float32" else total
+    blocks = [partial[:, 0, :] for partial in partials]
+    if d.target == "float32":
+        value = _float64_sum(blocks)
+    else:
+        value = blocks[0]
+        for block in blocks[1:]:
+            value = value + block
     return splitprec.asarray(value, dtype=d) if split_array else value
+
+
+def _output_block(a_blocks, b_blocks, *, d, split_array):
+    """Output block ``(i, j)`` in one task from the blocks ``A[i, p]`` and ``B[p, j]``: the GPU queues
+    its block products and their sum back to back, with no return to the scheduler between them."""
+    partials = [_block_product(x, y, dtype=d) for x, y in zip(a_blocks, b_blocks)]
+    return _sum_partials(partials, d=d, split_array=split_array)
+
+
+def _split_once(block, *, d):
+    """A float32 GPU block as a SplitArray of scheme ``d`` (no copy: the block is the graph's, never
+    written), whose device split its first product makes and every later one reuses."""
+    return SplitArray._wrap(block, d)
 
 
 def matmul(a, b, *, out=None, dtype=None, precision=None):
@@ -176,10 +190,16 @@ def matmul(a, b, *, out=None, dtype=None, precision=None):
     if b.chunks[0] != a.chunks[1]:
         b = b.rechunk({0: a.chunks[1]})                       # B takes A's k-chunks
     xp, target = _namespace(device), np.dtype(d.target)
-    partials = da.blockwise(functools.partial(_block_product, dtype=d), "ipj", a, "ip", b, "pj",
-                            adjust_chunks={"p": 1}, meta=xp.empty((0, 0, 0), target))
     meta = xp.empty((0, 0), target)
     meta = splitprec.asarray(meta, dtype=d) if split_array else meta
+    if device == "gpu":
+        if not split_array and d.target == "float32":
+            kept = splitprec.asarray(xp.empty((0, 0), np.float32), dtype=d)
+            a, b = (x.map_blocks(_split_once, d=d, meta=kept) if x.dtype == np.float32 else x for x in (a, b))
+        return da.blockwise(functools.partial(_output_block, d=d, split_array=split_array), "ij",
+                            a, "ip", b, "pj", concatenate=False, meta=meta)
+    partials = da.blockwise(functools.partial(_block_product, dtype=d), "ipj", a, "ip", b, "pj",
+                            adjust_chunks={"p": 1}, meta=xp.empty((0, 0, 0), target))
     return da.blockwise(functools.partial(_sum_partials, d=d, split_array=split_array), "ij",
                         partials, "ipj", concatenate=False, meta=meta)
 

@@ -470,6 +470,104 @@ def test_cupy_chunks_within_chunked_gpu_bound_and_split_array_chunks_agree(name)
         assert np.array_equal(sp.matmul(S, B).compute(scheduler="sync").get(), c)
 
 
+@pytest.fixture(scope="module")
+def gpu_client():
+    """A one-worker cluster whose worker owns GPU 0: dask-cuda's LocalCUDACluster where it imports,
+    else a distributed worker process (not the default client: the CPU tests' sync computes stay)."""
+    import cloudpickle
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        from dask_cuda import LocalCUDACluster
+        cluster = LocalCUDACluster(n_workers=1, threads_per_worker=1, dashboard_address=":0",
+                                   silence_logs=logging.CRITICAL)
+    except ImportError:
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                           dashboard_address=":0", silence_logs=logging.CRITICAL)
+    with cluster, distributed.Client(cluster, set_as_default=False) as c:
+        yield c
+
+
+def _on_gpu(x, chunks):
+    """numpy ``x`` as a dask array of cupy chunks ``chunks``, made on the worker that runs them."""
+    import cupy
+    return da.from_array(x, chunks=chunks).map_blocks(cupy.asarray)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["fp16x3", "tf32x3", "bf16x9"])
+def test_gpu_worker_product_is_one_gpu_matmul_where_k_is_one_chunk(gpu_client, name):
+    """cupy chunks on the GPU worker, k one chunk: each output block is one block product, the
+    one-GPU sp.matmul's entries bit for bit (both run the same engine at these shapes)."""
+    import cupy
+    a, b = randn(256, 384), randn(384, 192)
+    c = gpu_client.compute(sp.matmul(_on_gpu(a, (128, 384)), _on_gpu(b, (384, 96)), dtype=name)).result()
+    assert isinstance(c, cupy.ndarray)
+    assert np.array_equal(c.get(), sp.matmul(cupy.asarray(a), cupy.asarray(b), dtype=name).get())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["fp16x3", "bf16x9", "ozaki2_int8x14"])
+def test_gpu_worker_product_with_chunked_k_within_the_chunked_bound_and_sampled_exact(gpu_client, name):
+    """k in three chunks: within the chunked GPU bound everywhere, accuracy.check's sampled exact
+    entries within it too, and the threaded scheduler's result equal to the worker's."""
+    import dask
+    target = sp.dtype(name).target
+    a, b = randn(200, 300, dtype=target), randn(300, 120, dtype=target)
+    A, B = _on_gpu(a, (100, (128, 100, 72))), _on_gpu(b, ((128, 100, 72), 64))
+    c = gpu_client.compute(sp.matmul(A, B, dtype=name)).result().get()
+    assert np.all(np.abs(c - exact_matmul(a, b)) <= gemm_bound(a, b, name, "gpu", chunks=A.chunks))
+    with dask.config.set(scheduler=gpu_client.get):
+        row = accuracy.check(A, B, [name], engine="gpu").rows[0]
+    assert row.ratio <= 1
+    assert np.array_equal(sp.matmul(A, B, dtype=name).compute(scheduler="threads").get(), c)
+
+
+@pytest.mark.gpu
+def test_gpu_worker_fft_transforms_each_block_as_a_cupy_array(gpu_client):
+    import cupy
+    x = (randn(96, 256) + 1j * randn(96, 256)).astype(np.complex64)
+    y = gpu_client.compute(sp.fft.fft(_on_gpu(x, (32, 256)), dtype="bf16x6")).result().get()
+    blocks = [sp.fft.fft(cupy.asarray(x[rows]), dtype="bf16x6").get() for rows in _slices((32, 32, 32))]
+    assert np.array_equal(y, np.concatenate(blocks))
+    exact = np.fft.fft(x.astype(np.complex128))
+    errors = np.linalg.norm(y - exact, axis=-1) / np.linalg.norm(exact, axis=-1)
+    assert np.all(errors <= accuracy.fft_bound(x, "bf16x6", "gpu"))
+
+
+@pytest.mark.gpu
+def test_gpu_block_values_are_read_without_the_cuda_array_interface():
+    """A block product's SplitArray result is read as its value: consuming its
+    ``__cuda_array_interface__`` would mark it exported and make cupy wait for the device."""
+    import cupy
+    from splitprec import dask as dask_layer
+    x = sp.asarray(cupy.ones((4, 4), np.float32), dtype="fp16x3")
+    assert dask_layer._values(x) is x._value and not x._storage.exported
+
+
+@pytest.mark.gpu
+def test_gpu_chunks_get_the_cpu_chunks_errors():
+    """Each bad call on cupy chunks raises what it raises on numpy chunks, word for word."""
+    x = randn(8, 16)
+    calls = [lambda X: sp.fft.fft(X),                                        # a chunked transformed axis
+             lambda X: sp.fft.fft(X.rechunk({1: -1}), dtype="ozaki2_int8x14"),  # a scheme the FFT lacks
+             lambda X: sp.matmul(X, X.T, dtype="int4x2"),                      # no such scheme
+             lambda X: sp.matmul(X.astype(np.float64), X.T, dtype="fp16x3"),   # float64 in a float32 scheme
+             lambda X: sp.matmul(X, X[:, :3]),                                 # inner dimensions differ
+             lambda X: sp.matmul(X, X.T, out=X)]
+    for call in calls:
+        raised = []
+        for X in (da.from_array(x, chunks=(4, 8)), _on_gpu(x, (4, 8))):
+            with pytest.raises((TypeError, ValueError)) as info:
+                call(X)
+            raised.append((info.type, str(info.value)))
+        assert raised[0] == raised[1]
+    with pytest.raises(ValueError, match=r"^matmul: a has numpy chunks \(cpu\) and b has cupy chunks \(gpu\); "
+                                         r"expected chunks on one device"):
+        sp.matmul(da.from_array(x, chunks=4), _on_gpu(x.T.copy(), 4))
+    with pytest.raises(ValueError, match=r"^fftconvolve: in1 has cupy chunks \(gpu\) and in2 is a numpy array"):
+        sp.fft.fftconvolve(_on_gpu(x, 4), np.ones(3, np.float32))
+
+
 # -- a lost worker (last: it restarts a worker of the module's cluster) ----------------------------
 
 def _exit_soon():
