@@ -150,11 +150,12 @@ def scale_exponents(x, bits, axis):
     xp = namespace(x)
     if x.shape[axis] == 0:
         return xp.zeros(x.shape[:axis % x.ndim] + (1,) + x.shape[axis % x.ndim + 1:], np.int32)
-    mag = xp.where(xp.isfinite(x), xp.abs(x), 0.0)
-    peak = mag.max(axis=axis, keepdims=True)
+    w = xp.abs(x)                         # |x|, NaN/inf as 0, then w and w**2 in place: one temporary
+    xp.copyto(w, 0.0, where=~xp.isfinite(w))
+    peak = w.max(axis=axis, keepdims=True)
     g = xp.frexp(peak)[1]
     grid = grid_bits(x.shape[axis])
-    w = xp.ceil(xp.ldexp(mag, (grid - g).astype(np.int32)))
-    total = (w * w).sum(axis=axis, keepdims=True)
+    xp.ceil(xp.ldexp(w, (grid - g).astype(np.int32), out=w), out=w)
+    total = xp.multiply(w, w, out=w).sum(axis=axis, keepdims=True)
     half = (xp.frexp(xp.maximum(total - 1, 0))[1] + 1) // 2
     return xp.where(peak > 0, bits - (g - grid + half), 0).astype(np.int32)

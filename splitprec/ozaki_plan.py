@@ -8,11 +8,12 @@ Ozaki-II scheme's integers hold to a relative ``2**-R`` (``sigma + e >= R``, ``e
 binary exponent, ``sigma`` the row's scaling; exactly where ``R >= 53``), and ``R`` is the fewest
 bits for which the bound holds at this k (:func:`required_bits`). Each slice pair ``A_s B_t`` is
 one fixed-count product ``ozaki2_int8x<N>`` on the rows and columns that the two slices touch
-(the count ``N`` of the least int8 work), and the pair results are added by Sum2 (Ogita, Rump and
-Oishi 2005). A row (column) that would need more than ``max_slices`` slices is computed by
-float64 dot products (DGEMM), and so is a product whose k is too short for any plan to meet the
-bound. Entries whose rows' and columns' norms allow a result beyond float64's range are left to
-:func:`overflow_risk` (float64 dot products, ``splitprec.engines.fp64``).
+(the count ``N`` of the least int8 work; every pair's in one product of the stacked slices,
+:meth:`Plan.operands`), and the pair results are added by Sum2 (Ogita, Rump and Oishi 2005). A
+row (column) that would need more than ``max_slices`` slices is computed by float64 dot products
+(DGEMM), and so is a product whose k is too short for any plan to meet the bound. Entries whose
+rows' and columns' norms allow a result beyond float64's range are left to :func:`overflow_risk`
+(float64 dot products, ``splitprec.engines.fp64``).
 """
 from dataclasses import dataclass
 import math
@@ -77,11 +78,12 @@ def norm_exponents(x, axis):
     return -scale_exponents(x, 0, axis)
 
 
-def overflow_risk(a, b):
+def overflow_risk(a, b, exponents=None):
     """``(risky, e_a, e_b)``: ``risky[..., i, j]`` where ``e_a[i] + e_b[j] >= 1024``, i.e. where the
     rows' and columns' 2-norms allow a result (or a partial sum of the Ozaki pieces) beyond float64's
-    range; elsewhere every such value is below ``2**1023 (1 + 2**-10)``. numpy or cupy."""
-    e_a, e_b = norm_exponents(a, -1), norm_exponents(b, -2)
+    range; elsewhere every such value is below ``2**1023 (1 + 2**-10)``. ``exponents``: ``(e_a,
+    e_b)`` of :func:`norm_exponents` when already known (a plan's). numpy or cupy."""
+    e_a, e_b = (norm_exponents(a, -1), norm_exponents(b, -2)) if exponents is None else exponents
     return e_a + e_b >= OVERFLOW_EXPONENT, e_a, e_b
 
 
@@ -98,15 +100,18 @@ class FirstSlice:
     margin: object
     line_least: object      # int32; INT32_MAX on lines without a nonzero entry
     line_largest: object    # int32; INT32_MIN there
+    scaling: object         # int32, scale_exponents(x, 0, axis): minus the lines' norm exponents
 
     @classmethod
     def of(cls, x, axis):
         xp = namespace(x)
         nonzero = x != 0
-        margin = (scale_exponents(x, 0, axis) + xp.frexp(x)[1]).astype(np.int32)
+        scaling = scale_exponents(x, 0, axis)
+        margin = xp.frexp(x)[1]
+        margin += scaling
         limits = np.iinfo(np.int32)
         return cls(nonzero, margin, xp.where(nonzero, margin, limits.max).min(axis=axis),
-                   xp.where(nonzero, margin, limits.min).max(axis=axis))
+                   xp.where(nonzero, margin, limits.min).max(axis=axis), scaling)
 
     def lines(self, threshold):
         """``(float64, touched)`` for a first slice at ``threshold``: bool (lines,) across the batch,
@@ -134,19 +139,22 @@ def slice_levels(x, bits, required, axis, max_slices, first=None):
     """
     xp = namespace(x)
     first = FirstSlice.of(x, axis) if first is None else first
-    if bool((first.line_least >= required - bits).all()):         # one slice holds every nonzero entry
-        level = xp.where(first.nonzero, np.int8(0), np.int8(-1)).astype(np.int8, copy=False)
-        return level, xp.zeros(first.nonzero.any(axis=axis).shape, bool)
     keep = first.nonzero & (first.margin >= required - bits)
     level = xp.where(keep, np.int8(0), np.int8(-1)).astype(np.int8, copy=False)
-    rest = xp.where(keep, 0.0, x)
+    # The later slices, on the lines the first leaves entries on alone (each line's slices are its own):
+    lines = xp.nonzero(_lines(first.line_least < required - bits))[0]
+    at = (Ellipsis, lines) + ((slice(None),) if axis == -1 else ())
+    rest, rest_level = xp.where(keep[at], 0.0, x[at]), level[at]
     for s in range(1, max_slices):
         if not bool((rest != 0).any()):
             break
         keep = (rest != 0) & (scale_exponents(rest, bits, axis) + xp.frexp(rest)[1] >= required)
-        level = xp.where(keep, np.int8(s), level)
+        rest_level = xp.where(keep, np.int8(s), rest_level)
         rest = xp.where(keep, 0.0, rest)
-    return level, (rest != 0).any(axis=axis)
+    level[at] = rest_level
+    overfull = xp.zeros(first.line_least.shape, bool)
+    overfull[..., lines] = (rest != 0).any(axis=axis)
+    return level, overfull
 
 
 def _lines(mask):
@@ -163,7 +171,8 @@ class Plan:
     arrays of the rows of A (columns of B) that slice s (t) touches; ``float64_rows`` /
     ``float64_cols``: bool masks of the rows (columns) computed by float64 dot products;
     ``int8_gemms``: int8 GEMMs of the pairs in units of full-size ones; ``float64_share``: the
-    share of the output that float64 dot products compute.
+    share of the output that float64 dot products compute; ``norm_exponents``: ``(e_a, e_b)`` of
+    :func:`norm_exponents` for A and B, which the first slices give.
     """
 
     scheme: object
@@ -176,26 +185,72 @@ class Plan:
     float64_cols: object
     int8_gemms: float
     float64_share: float
+    norm_exponents: tuple
+
+    def operands(self, a, b):
+        """``(x, y)``: each slice ``A_s`` on the rows it touches, stacked along the rows, and each
+        ``B_t`` on its columns, stacked along the columns (the order of :meth:`pairs`). One
+        fixed-count product ``x @ y`` holds every pair's product: each of its entries is computed
+        from its own row of ``x`` and column of ``y`` alone."""
+        return _stacked(a, self.level_a, self.rows, -2), _stacked(b, self.level_b, self.cols, -1)
+
+    def pairs(self):
+        """``(rows, cols, x_rows, y_cols)`` for every slice pair with a nonempty output, in the order
+        the pair results are summed (s, then t): the output's rows and columns, and the slices of
+        :meth:`operands`' rows and columns that hold them."""
+        for rows, x_start in zip(self.rows, _starts(self.rows)):
+            for cols, y_start in zip(self.cols, _starts(self.cols)):
+                if rows.size and cols.size:
+                    yield rows, cols, slice(x_start, x_start + rows.size), slice(y_start, y_start + cols.size)
 
     def pieces(self, a, b):
         """``(A_s rows, B_t columns, rows, cols)`` for every slice pair with a nonempty output,
-        in the order the pair results are summed (s, then t)."""
-        for s, rows in enumerate(self.rows):
-            a_s = None
-            for t, cols in enumerate(self.cols):
-                if rows.size and cols.size:
-                    if a_s is None:
-                        a_s = _slice(a, self.level_a, s)[..., rows, :]
-                    yield a_s, _slice(b, self.level_b, t)[..., cols], rows, cols
+        in the order of :meth:`pairs`."""
+        x, y = self.operands(a, b)
+        for rows, cols, x_rows, y_cols in self.pairs():
+            yield x[..., x_rows, :], y[..., y_cols], rows, cols
 
     @property
     def everything_float64(self):
         return self.scheme is None or bool(self.float64_rows.all()) or bool(self.float64_cols.all())
 
 
-def _slice(x, level, s):
+def _starts(lines):
+    """Where each slice's lines (``lines[s]``, index arrays) start in the stacked operand."""
+    return [sum(index.size for index in lines[:s]) for s in range(len(lines))]
+
+
+def block_index(rows, cols):
+    """The index of the block ``rows`` x ``cols`` (sorted, distinct index arrays) of a (..., m, n)
+    array, with a slice for each that is one contiguous range (a view where indexing would copy)."""
+    rows, cols = _range(rows), _range(cols)
+    if isinstance(rows, slice) or isinstance(cols, slice):
+        return Ellipsis, rows, cols
+    return Ellipsis, rows[:, None], cols[None, :]
+
+
+def _range(lines):
+    """The sorted, distinct indices ``lines`` as a slice where they are one contiguous range."""
+    if lines.size and int(lines[-1]) - int(lines[0]) + 1 == lines.size:
+        return slice(int(lines[0]), int(lines[0]) + lines.size)
+    return lines
+
+
+def _stacked(x, level, lines, axis):
+    """Slice ``s`` of ``x`` (its entries of level ``s``, zeros elsewhere) on ``lines[s]`` (indices
+    along ``axis``: -2 rows, -1 columns), for every ``s``, stacked along ``axis``."""
     xp = namespace(x)
-    return xp.where(level == s, x, 0.0)
+    shape = list(x.shape)
+    shape[axis] = sum(index.size for index in lines)
+    out = xp.empty(tuple(shape))
+    tail = (slice(None),) if axis == -2 else ()
+    for s, (index, start) in enumerate(zip(lines, _starts(lines))):
+        if index.size:
+            at = (Ellipsis, _range(index)) + tail
+            part = out[(Ellipsis, slice(start, start + index.size)) + tail]
+            xp.copyto(part, x[at])
+            xp.copyto(part, 0.0, where=level[at] != s)
+    return out
 
 
 def _candidate(a, b, d, slices, firsts):
@@ -214,7 +269,8 @@ def _candidate(a, b, d, slices, firsts):
     r64, c64 = int(float64_rows.sum()), int(float64_cols.sum())
     gemms = sum(d.terms * r.size * c.size for r in rows for c in cols) / (m * n)
     share = (r64 * n + m * c64 - r64 * c64) / (m * n)
-    return Plan(d, required, level_a, level_b, rows, cols, float64_rows, float64_cols, gemms, share)
+    return Plan(d, required, level_a, level_b, rows, cols, float64_rows, float64_cols, gemms, share,
+                _norm_exponents(firsts))
 
 
 def plan(a, b, max_slices=MAX_SLICES):
@@ -242,8 +298,14 @@ def plan(a, b, max_slices=MAX_SLICES):
         if best_key is None or key < best_key:
             best, best_key = candidate, key
     if best is None:
-        return Plan(None, 0, None, None, (), (), xp.ones(m, bool), xp.ones(n, bool), 0.0, 1.0)
+        return Plan(None, 0, None, None, (), (), xp.ones(m, bool), xp.ones(n, bool), 0.0, 1.0,
+                    _norm_exponents(firsts))
     return best
+
+
+def _norm_exponents(firsts):
+    """``(e_a, e_b)`` of :func:`norm_exponents` from the first slices of A and B."""
+    return tuple(-first.scaling for first in firsts)
 
 
 def _key_floor(a, d, slices, firsts):

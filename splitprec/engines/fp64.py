@@ -1,11 +1,12 @@
 """float64 products of the fp64 schemes, one composition for both engines.
 
 ``ozaki2_int8x<N>`` runs the engine's fixed-count Ozaki-II product; ``ozaki2_int8_adaptive``
-(``precision="fp64"``) runs the plan of ``splitprec.ozaki_plan``: one fixed-count product per
-slice pair, the pair results added by Sum2, float64 dot products for the rows and columns the plan
-gives them. The fixed-count product is ``splitprec.engines.reference.ozaki.matmul`` on numpy and
-``splitprec.engines.cuda.ozaki.matmul`` on cupy, a float64 dot product is ``xp.matmul`` (numpy's
-BLAS, cuBLAS DGEMM); everything else is elementwise numpy/cupy and indexing, the same code on both.
+(``precision="fp64"``) runs the plan of ``splitprec.ozaki_plan``: one fixed-count product of the
+slices stacked, which holds every slice pair's product, the pair results added by Sum2, float64
+dot products for the rows and columns the plan gives them. The fixed-count product is
+``splitprec.engines.reference.ozaki.matmul`` on numpy and ``splitprec.engines.cuda.ozaki.matmul``
+on cupy, a float64 dot product is ``xp.matmul`` (numpy's BLAS, cuBLAS DGEMM); everything else is
+elementwise numpy/cupy and indexing, the same code on both.
 For every scheme: NaN/inf inputs are zeros in the products and the float64 product's NaN/inf are put
 back after; entries whose rows' and columns' norms allow a result beyond float64's range are
 recomputed as float64 dot products, so results beyond the range are ±inf as in DGEMM. On the GPU
@@ -21,7 +22,7 @@ import numpy as np
 
 
 from .._backend import broadcast_shapes, namespace
-from ..ozaki_plan import ADAPTIVE, RESCUE_EXPONENT, overflow_risk, plan
+from ..ozaki_plan import ADAPTIVE, RESCUE_EXPONENT, block_index, overflow_risk, plan
 from .cuda import ozaki as cuda_ozaki
 from .cuda.tuning import TUNING
 from .reference import ozaki as reference_ozaki
@@ -38,19 +39,26 @@ def two_sum(s, p):
 
 
 def run_plan(p, a, b, product):
-    """``a @ b`` by plan ``p`` (finite float64 ``a``, ``b``): ``product(x, y, d)`` for each slice
-    pair, added by Sum2 (each pair result into a TwoSum accumulator, the rounding errors summed
-    apart and added last), and float64 dot products for ``p``'s float64 rows and columns."""
+    """``a @ b`` by plan ``p`` (finite float64 ``a``, ``b``): one ``product(x, y, d)`` of the stacked
+    slices (``p.operands``), which holds every slice pair's product, the pair results added by Sum2
+    (each into a TwoSum accumulator, the rounding errors summed apart and added last), and float64
+    dot products for ``p``'s float64 rows and columns. The first pair goes into the zero
+    accumulator as ``0 + x``: TwoSum's error is +0 there (a result that overflowed is the
+    rescue's, ``rescue_overflow``)."""
     xp = namespace(a, b)
     if p.everything_float64:
         return xp.matmul(a, b)
     shape = broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
     total, errors = xp.zeros(shape), xp.zeros(shape)
-    for x, y, rows, cols in p.pieces(a, b):
-        block = (Ellipsis, rows[:, None], cols[None, :])
-        total[block], error = two_sum(total[block], product(x, y, p.scheme))
-        errors[block] += error
-    c = total + errors
+    products = product(*p.operands(a, b), p.scheme)
+    for i, (rows, cols, x_rows, y_cols) in enumerate(p.pairs()):
+        block = block_index(rows, cols)
+        if i == 0:
+            total[block] += products[..., x_rows, y_cols]
+        else:
+            total[block], error = two_sum(total[block], products[..., x_rows, y_cols])
+            errors[block] += error
+    c = xp.add(total, errors, out=total)
     rows, cols = xp.nonzero(p.float64_rows)[0], xp.nonzero(p.float64_cols)[0]
     if rows.size:
         c[..., rows, :] = xp.matmul(a[..., rows, :], b)
@@ -66,23 +74,25 @@ def _dgemm_preferred(a, b):
 
 
 def _adaptive(a, b, product):
+    """``(a @ b, the rows' and columns' norm exponents where the plan gave them, else None)``."""
     xp = namespace(a, b)
     on_gpu = xp is not np
     if on_gpu and _dgemm_preferred(a, b):
-        return xp.matmul(a, b)
+        return xp.matmul(a, b), None
     p = plan(a, b)
     if on_gpu and p.int8_gemms > (1 - p.float64_share) * DGEMM_IN_INT8_GEMMS:
-        return xp.matmul(a, b)
-    return run_plan(p, a, b, product)
+        return xp.matmul(a, b), p.norm_exponents
+    return run_plan(p, a, b, product), p.norm_exponents
 
 
-def rescue_overflow(a, b, c):
+def rescue_overflow(a, b, c, exponents=None):
     """``c`` with the entries that ``overflow_risk`` marks recomputed as float64 dot products of
     finite ``a``, ``b``: the plain dot where it stays finite (no product or partial sum overflowed:
     DGEMM's bound holds), else the dot of the rows and columns scaled to 2-norms <= 2**510 (no
-    partial sum can overflow) scaled back, which is ±inf beyond float64's range."""
+    partial sum can overflow) scaled back, which is ±inf beyond float64's range. ``exponents``:
+    the rows' and columns' norm exponents when already known."""
     xp = namespace(a, b)
-    risky, e_a, e_b = overflow_risk(a, b)
+    risky, e_a, e_b = overflow_risk(a, b, exponents)
     if not bool(risky.any()):
         return c
     rows = xp.nonzero(risky.any(axis=-1).reshape(-1, risky.shape[-2]).any(axis=0))[0]
@@ -135,6 +145,9 @@ def matmul(a, b, d):
     clean_a, clean_b = (x if finite else xp.where(xp.isfinite(x), x, 0.0) for x in (a, b))
     product = (reference_ozaki if xp is np else cuda_ozaki).matmul
     with np.errstate(over="ignore", invalid="ignore"):     # overflow is what the rescue is for
-        c = _adaptive(clean_a, clean_b, product) if d == ADAPTIVE else product(clean_a, clean_b, d)
-        c = rescue_overflow(clean_a, clean_b, c)
+        if d == ADAPTIVE:
+            c, exponents = _adaptive(clean_a, clean_b, product)
+        else:
+            c, exponents = product(clean_a, clean_b, d), None
+        c = rescue_overflow(clean_a, clean_b, c, exponents)
         return c if finite else with_nonfinite(c, a, b)
