@@ -84,7 +84,6 @@ class Ozaki2DType(SchemeRecord):
         """int8 GEMMs per product (an int8 GEMM runs at about twice the bf16 rate)."""
         return self.terms
 
-
     def crt_constants(self):
         """float64 array: ``W[l, c]`` (N x chunks) then ``M[c]`` (chunks) then ``1/M``.
 
