@@ -18,7 +18,9 @@ Ogita, Rump & Oishi's bound for Sum2 (SIAM J. Sci. Comput. 26(6), 2005, Prop. 4.
 tree's depth in place of ``n``: the result is within one rounding of the exact sum unless the sum
 cancels by a factor near ``1/(h**2 u)`` (checked by
 ``tests/test_array.py::test_sum_within_the_compensated_bound``). The operations are the same on
-cpu and gpu, so are the results, bit for bit (``tests/test_array_gpu.py``). ``mean`` divides that
+cpu and gpu, so are the results, bit for bit (``tests/test_array_gpu.py``), but for lines of finite
+values whose partial sums pass float32's range: on cpu they are summed again scaled down (their
+exact sum when it is in range), on gpu they give ±inf or NaN, as cupy's own sum. ``mean`` divides that
 sum by ``n`` in float64 and rounds once. ``np.linalg.norm`` (2-norm and Frobenius; also ``vector_norm``
 and ``matrix_norm``) scales by a power of two (exact), squares in float32 and sums as above: relative error <= 2u + O(u**2)
 (``tests/test_array.py::test_norm_within_two_units_of_roundoff``); ``ord=1`` is the compensated
