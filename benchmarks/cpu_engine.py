@@ -10,9 +10,14 @@ Each result is checked first against ``accuracy`` (asserted: the matmuls within
 calls, made in turn, over the rounds that fit in ``--seconds`` (at least ``--min-reps``) after one
 warm-up call each. Memory: the bytes numpy holds at the
 row's peak (``tracemalloc``, which numpy reports its buffers to), inputs included, in one more call.
-Products also carry their floor (``row``): the scheme's BLAS products alone, timed in the same rounds.
+Products also carry their floor (``row``): the scheme's BLAS products alone, timed in the same rounds,
+and beside it the split of both operands alone, the engine's other necessary step.
+Before the rows, ``--pretouch-gb`` GB of memory are written once (``pretouch``): on a virtual
+machine whose host backs the guest's memory on its first touch, a page never touched before costs
+far more than a page fault (the JSON's ``memory`` records both rates, measured at the start), and
+which fresh pages a call gets is up to the kernel, so without it the large rows time the host.
 Writes ``benchmarks/results/cpu-engine-<date>-<sha>.json`` with the machine's description.
-Usage: ``python benchmarks/cpu_engine.py [--quick] [--out DIR]``.
+Usage: ``python benchmarks/cpu_engine.py [--quick] [--pretouch-gb GB] [--out DIR]``.
 """
 import argparse
 import datetime
@@ -71,11 +76,13 @@ def peak_bytes(fn, inputs):
 
 def row(op, name, size, ours, theirs, inputs, args, floor=None):
     """One result row: time and peak memory of ``ours`` (splitprec) and ``theirs`` (numpy). For a
-    multi-part product, ``floor``: ``(products, parts)``, its narrow float32 BLAS products alone on
-    parts split beforehand (timed in the same rounds) and the parts: the engine's floor, one BLAS
-    call per product over all of k on whole float32 parts (``floor_seconds``; ``floor_peak_mb``, the
-    inputs and the parts; ``of_floor`` and ``of_floor_memory``, the floor over the row's own)."""
-    calls = (ours, theirs) if floor is None else (ours, theirs, floor[0])
+    multi-part product, ``floor``: ``(products, split, parts)``, its narrow float32 BLAS products
+    alone on parts split beforehand, the split of both operands alone (both timed in the same
+    rounds) and the parts: the engine's floor, one BLAS call per product over all of k on whole
+    float32 parts (``floor_seconds``; ``floor_peak_mb``, the inputs and the parts; ``of_floor`` and
+    ``of_floor_memory``, the floor over the row's own), ``split_seconds`` and ``of_floor_and_split``
+    (the two steps' time over the row's)."""
+    calls = (ours, theirs) if floor is None else (ours, theirs) + floor[:2]
     times = seconds_per_call(calls, args.seconds, args.min_reps)
     result = {"op": op, "name": name, "size": size, "seconds": times[0], "numpy_seconds": times[1],
               "x_numpy": times[0] / times[1], "peak_mb": peak_bytes(ours, inputs) / 2 ** 20,
@@ -84,20 +91,23 @@ def row(op, name, size, ours, theirs, inputs, args, floor=None):
     line = (f"{op:7s} {name:20s} {size:>14s}  {times[0]:9.4f} s  {result['x_numpy']:6.1f}x numpy  "
             f"{result['peak_mb']:8.1f} MB ({result['x_numpy_memory']:.1f}x numpy's)")
     if floor is not None:
-        parts_mb = sum(t.nbytes for parts in floor[1] for t in parts.terms) / 2 ** 20
-        result.update(floor_seconds=times[2], of_floor=times[2] / times[0],
+        parts_mb = sum(t.nbytes for parts in floor[2] for t in parts.terms) / 2 ** 20
+        result.update(floor_seconds=times[2], of_floor=times[2] / times[0], split_seconds=times[3],
+                      of_floor_and_split=(times[2] + times[3]) / times[0],
                       floor_peak_mb=parts_mb + sum(x.nbytes for x in inputs) / 2 ** 20)
         result["of_floor_memory"] = result["floor_peak_mb"] / result["peak_mb"]
-        line += f"  floor {result['of_floor']:.2f} of the time, {result['of_floor_memory']:.2f} of the memory"
+        line += (f"  floor {result['of_floor']:.2f} of the time (with the split "
+                 f"{result['of_floor_and_split']:.2f}), {result['of_floor_memory']:.2f} of the memory")
     print(line, flush=True)
     return result
 
 
 def products_floor(a, b, name):
-    """``row``'s ``floor`` of scheme ``name`` on float32 ``a @ b``: its narrow products on parts split beforehand."""
+    """``row``'s ``floor`` of scheme ``name`` on float32 ``a @ b``: its narrow products on parts split
+    beforehand, and the split of both operands."""
     d = sp.dtype(name)
     parts = (split(a, d, axis=-1), split(b, d, axis=-2))
-    return (lambda: narrow_matmul(*parts, d), parts)
+    return (lambda: narrow_matmul(*parts, d), lambda: (split(a, d, axis=-1), split(b, d, axis=-2)), parts)
 
 
 def check_accuracy(rng):
@@ -152,6 +162,23 @@ def fp64_row(rng, args):
                lambda: np.matmul(a, b), (a, b), args)
 
 
+def pretouch(gigabytes):
+    """Write ``gigabytes`` GB once, 256 MB at a time, and free them (module docstring); the ms per
+    GB of the first write of a fresh 256 MB block and of a second write into it, before that."""
+    block = 1 << 28
+    first = np.empty(block, np.uint8)
+    t0 = time.perf_counter()
+    first.fill(1)
+    t1 = time.perf_counter()
+    first.fill(2)
+    t2 = time.perf_counter()
+    del first
+    touched = [np.ones(block, np.uint8) for _ in range(int(gigabytes * 2 ** 30) // block)]
+    del touched
+    return {"first_touch_ms_per_gb": (t1 - t0) * 4e3, "rewrite_ms_per_gb": (t2 - t1) * 4e3,
+            "pretouched_gb": gigabytes}
+
+
 def machine():
     """The machine and the libraries the rows ran on."""
     cpu = next((line.split(":", 1)[1].strip() for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines()
@@ -172,8 +199,13 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=2.0, help="time spent per timed call (after warm-up)")
     parser.add_argument("--min-reps", type=int, default=3)
     parser.add_argument("--only", choices=("matmul", "fft", "vector", "fp64"), action="append")
+    parser.add_argument("--pretouch-gb", type=float, default=8.0,
+                        help="GB of memory written once before the rows (module docstring; 0: none)")
     parser.add_argument("--out", default=str(pathlib.Path(__file__).parent / "results"))
     args = parser.parse_args(argv)
+    memory = pretouch(args.pretouch_gb)
+    print(f"memory: first touch {memory['first_touch_ms_per_gb']:.0f} ms per GB, a second write "
+          f"{memory['rewrite_ms_per_gb']:.0f}; {args.pretouch_gb:g} GB touched", flush=True)
     rng = np.random.default_rng(0)
     check_accuracy(rng)
     only = set(args.only or ("matmul", "fft", "vector", "fp64"))
@@ -184,7 +216,7 @@ def main(argv=None):
         (vector_rows(rng, args) if "vector" in only else []) + ([fp64_row(rng, args)] if "fp64" in only else [])
     head = machine()
     path = pathlib.Path(args.out) / f"cpu-engine-{head['date'][:10]}-{head['git_sha']}.json"
-    path.write_text(json.dumps({**head, "results": results}, indent=1) + "\n")
+    path.write_text(json.dumps({**head, "memory": memory, "results": results}, indent=1) + "\n")
     print(f"wrote {path}")
 
 

@@ -33,6 +33,11 @@ from .formats import FORMATS, get_format
 from .ozaki import SCHEMES as _OZAKI2_SCHEMES, Ozaki2DType
 from .ozaki_plan import ADAPTIVE, Ozaki2AdaptiveDType
 
+__all__ = [
+    "FP32_CLASS_PRODUCT_ERROR", "FP32_CLASS_SPAN", "PRECISIONS", "SchemeLike", "SplitDType", "TARGETS",
+    "cheapest", "check_precision", "dtype", "dtypes"]
+__dir__ = functools.partial(sorted, __all__)       # dir() shows the public names only
+
 FP32_CLASS_PRODUCT_ERROR = 2.0 ** -20   # 16 fp32 unit roundoffs: see docs/bounds.md, "fp32 class"
 FP32_CLASS_SPAN = 126                   # binades below a row's largest value kept to split_error
 _LONGEST_K = 2 ** 31                    # the longest reduction the spans are stated for

@@ -10,11 +10,15 @@ Overflow follows IEEE 754: the nearest modes give ±inf (NaN for fp8 e4m3, which
 ``"rz"`` gives the largest finite value; ``saturate=True`` clamps every mode to the finite range
 (``cvt...satfinite``). Subnormals of the target are produced exactly; NaN and ±inf pass through.
 """
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._backend import namespace
+
+__all__ = ["FORMATS", "Format", "ROUNDINGS", "get_format", "is_representable", "narrow", "round_to", "widen"]
+__dir__ = functools.partial(sorted, __all__)       # dir() shows the public names only
 
 ROUNDINGS = ("rne", "rna", "rz")
 

@@ -260,7 +260,7 @@ def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: Sc
             raise TypeError(f"matmul: axes={axes!r} is not supported for dask arrays; expected axes=None "
                             "(move the axes first, e.g. with dask.array.moveaxis)")
         return dask_layer().matmul(a, b, out=out, dtype=dtype, precision=precision)
-    for x in (a, b):
+    for x in (a, b, out):                    # a SplitArray operand, or numpy's out= of one
         split_array_matmul = getattr(type(x), "__splitprec_matmul__", None)
         if split_array_matmul is not None:
             return split_array_matmul(a, b, out=out, dtype=dtype, precision=precision, axes=axes)

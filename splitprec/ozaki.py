@@ -22,6 +22,11 @@ import numpy as np
 
 from ._scheme import SchemeRecord
 
+__all__ = [
+    "CHUNK_BITS", "COUNTS", "K_BLOCK", "Ozaki2DType", "SCHEMES", "grid_bits", "ozaki2_int8",
+    "scale_exponents"]
+__dir__ = functools.partial(sorted, __all__)       # dir() shows the public names only
+
 COUNTS = tuple(range(12, 19))     # registered modulus counts
 K_BLOCK = 65536                   # int32 holds k * 128**2 <= 2**30: products are exact per k-block
 CHUNK_BITS = 39                   # CRT constants are split into 39-bit float64 chunks (see crt_constants)

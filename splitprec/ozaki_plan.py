@@ -15,6 +15,7 @@ row (column) that would need more than ``max_slices`` slices is computed by floa
 rows' and columns' norms allow a result beyond float64's range are left to :func:`overflow_risk`
 (float64 dot products, ``splitprec.engines.fp64``).
 """
+import functools
 from dataclasses import dataclass
 import math
 
@@ -23,6 +24,12 @@ import numpy as np
 from ._backend import namespace
 from ._scheme import SchemeRecord
 from .ozaki import SCHEMES, scale_exponents
+
+__all__ = [
+    "ADAPTIVE", "FirstSlice", "MAX_SLICES", "OVERFLOW_EXPONENT", "Ozaki2AdaptiveDType", "Plan",
+    "RESCUE_EXPONENT", "U64", "gamma", "norm_exponents", "overflow_risk", "plan", "required_bits",
+    "slice_levels"]
+__dir__ = functools.partial(sorted, __all__)       # dir() shows the public names only
 
 U64 = 2.0 ** -53
 MAX_SLICES = 4            # slices per row of A / column of B; more -> that row in float64

@@ -14,6 +14,7 @@ the base format's range, or past float32's once the pow2 scale is undone, is spl
 instead: no finite input gives an infinite part or merges to infinity. NaN and ±inf go to the top part unchanged (lower
 parts are 0), so the merged value is NaN/inf exactly where the input is.
 """
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,9 @@ import numpy as np
 from ._backend import namespace
 from .dtypes import dtype as get_dtype
 from .formats import FORMATS, narrow, round_to, widen
+
+__all__ = ["FOLD_BELOW", "SPLIT_BLOCK", "Parts", "merge", "split", "split_held_in"]
+__dir__ = functools.partial(sorted, __all__)       # dir() shows the public names only
 
 _FP32_MAX = FORMATS["fp32"].max
 

@@ -696,6 +696,37 @@ def test_sum_initial_is_one_more_term_of_the_compensated_sum():
     assert a.sum(initial=1.0) == np.float32(2.0 ** 24 + 2) and np.sum(a, initial=-(2.0 ** 24)) == 1.0
 
 
+def test_sum_initial_takes_a_python_float_as_an_operator_does_regression():
+    """``np.sum(a, initial=0.1)`` raised TypeError where ``a + 0.1`` and numpy take the Python float
+    as a weak float32 scalar (NEP 50); a float64 array or numpy scalar is still refused."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = sp.asarray(x)
+    assert np.sum(a, initial=0.1) == np.sum(x, initial=0.1) == np.float32(66.1)
+    assert_same(np.sum(a, axis=0, initial=2 ** 40 + 1).to_numpy(), np.sum(x, axis=0, initial=2 ** 40 + 1))
+    with pytest.raises(TypeError, match="initial has dtype float64"):
+        np.sum(a, initial=np.float64(0.1))
+
+
+@pytest.mark.parametrize("line", [[3e38, 3e38, -3e38, -3e38], [3e38, -1.0, 3e38, -3e38, -3e38, 2.0, 0.5],
+                                  [-3.4e38, -3.4e38, 3.4e38, 3.0e38, 7.0]])
+def test_sum_of_finite_values_whose_partial_sums_overflow_is_their_sum_regression(line):
+    """``np.sum([3e38, 3e38, -3e38, -3e38])`` gave NaN with an "invalid value" warning: the pairwise
+    partial sums passed float32's range. The exact sum of those finite values is in range: the sum
+    is it rounded once, with no warning, and a mean is that over n."""
+    x = np.float32(line)
+    exact = math.fsum(map(float, x))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.sum(sp.asarray(x)) == np.float32(exact)
+        assert np.mean(sp.asarray(x)) == np.float32(exact / len(x))
+        assert_same(np.sum(sp.asarray(np.stack([x, x[::-1]])), axis=1).to_numpy(), np.float32([exact, exact]))
+
+
+def test_sum_past_the_range_after_an_overflowing_partial_sum_is_inf_regression():
+    with pytest.warns(RuntimeWarning, match="overflow encountered in sum"):
+        assert np.sum(sp.asarray(np.float32([3e38, 3e38, -1e38, 3e38]))) == np.inf
+
+
 @pytest.mark.parametrize("kwargs", [{}, {"axis": 0}, {"where": False}])
 def test_empty_mean_warns_both_of_numpys_warnings_regression(kwargs):
     """An empty ``mean`` gave only "Mean of empty slice." (numpy 2 drops the period) and not the

@@ -2,6 +2,7 @@
 representative calls behave as the standard's text says, with float32 results as SplitArrays of
 the operands' scheme and contractions in the scheme."""
 import inspect
+import math
 
 import numpy as np
 import pytest
@@ -172,6 +173,18 @@ def test_asarray_of_a_foreign_tensor_reads_it_through_dlpack_regression():
         assert (type(got) is sp.SplitArray) == (expected.dtype == np.float32)
     torch = pytest.importorskip("torch")
     assert type(xp.asarray(torch.ones(2))) is sp.SplitArray
+
+
+def test_vector_norm_of_an_empty_vector_and_asarray_of_bfloat16_scalars_regression():
+    """``vector_norm(empty, ord=inf)`` raised "zero-size array" where numpy gives 0; ``xp.asarray`` of a
+    list of bfloat16 scalars raised TypeError where ``sp.asarray`` widens them exactly."""
+    assert xp.linalg.vector_norm(xp.asarray(np.zeros(0, np.float32)), ord=math.inf) == 0.0
+    assert np.array_equal(np.asarray(np.linalg.norm(sp.zeros((2, 0)), np.inf, axis=-1)), np.zeros(2, np.float32))
+    with pytest.raises(ValueError):                                       # numpy's too: no identity
+        xp.linalg.vector_norm(xp.asarray(np.zeros(0, np.float32)), ord=-math.inf)
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    scalars = list(np.array([1.5, -2.0 ** -133], ml_dtypes.bfloat16))
+    assert np.array_equal(xp.asarray(scalars).to_numpy(), sp.asarray(scalars).to_numpy())
 
 
 def test_asarray_takes_bfloat16_as_sp_asarray_does_regression():

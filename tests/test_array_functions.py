@@ -203,6 +203,34 @@ def test_out_and_in_place_functions_refuse_rounding():
     assert a[0, 0] == expected[0, 0] + 2
 
 
+INTEGERS = np.arange(-3, 3, dtype=np.int32)
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: np.where(a > 0, a, INTEGERS), lambda a: np.concatenate([a, INTEGERS]),
+    lambda a: np.stack([a, INTEGERS]), lambda a: np.clip(a, INTEGERS, 2), lambda a: np.where(a > 0, a, np.int64(7)),
+    lambda a: np.heaviside(a, INTEGERS), lambda a: np.logaddexp(a, np.abs(INTEGERS).astype(np.uint32)),
+    lambda a: np.fmax(a, INTEGERS.astype(np.int64)),
+], ids=["where", "concatenate", "stack", "clip", "where-scalar", "heaviside", "logaddexp", "fmax"])
+def test_integer_arguments_follow_the_input_rule_instead_of_promoting_regression(call):
+    """``np.where(a > 0, a, int32_array)`` (and ``concatenate``, ``stack``, ``clip``, ufuncs that
+    numpy runs as is) returned a float64 ndarray, where ``a + int32_array`` is a SplitArray: integer
+    data that float32 holds exactly is float32 data, as everywhere else."""
+    got, expected = call(sp.asarray(X[0], dtype="tf32x3")), call(X[0])     # numpy's: float64
+    assert type(got) is sp.SplitArray and got.dtype == "tf32x3" and expected.dtype == np.float64
+    assert np.allclose(got.to_numpy(), expected, rtol=2 ** -23, atol=0)
+
+
+def test_integer_arguments_float32_cannot_hold_are_refused_naming_the_value_regression():
+    a = sp.asarray(X[0], dtype="tf32x3")
+    with pytest.raises(TypeError, match=r"^where: integer data promoted the result to float64, and it holds "
+                                        r"a value float32 cannot hold exactly \(1099511627777.0\)"):
+        np.where(a > 0, a, np.int64(2 ** 40 + 1))
+    with pytest.raises(TypeError, match=r"^logaddexp: x2 holds a value that float32 cannot hold exactly"):
+        np.logaddexp(a, np.full(6, 2 ** 30 + 1, np.int64))
+    assert np.ldexp(a, INTEGERS).dtype == "tf32x3"                   # an int exponent stays an int
+
+
 def test_fft_of_a_splitarray_runs_in_its_scheme_and_contractions_without_one_are_refused():
     a = sp.asarray(X, dtype="bf16x9")
     assert np.array_equal(np.fft.fft(a, axis=0), sp.fft.fft(X, axis=0, dtype="bf16x9"))
@@ -214,7 +242,7 @@ def test_fft_of_a_splitarray_runs_in_its_scheme_and_contractions_without_one_are
             refused()
     with pytest.raises(TypeError, match=r"^where: an argument of dtype float64 is not accepted"):
         np.where(MASK, a, X.astype(np.float64))
-    with pytest.raises(TypeError, match=r"^std: an argument of dtype float64"):
+    with pytest.raises(TypeError, match=r"^std: out is a numpy scalar \(float64\); expected an array"):
         np.std(a, out=np.float64(1))
 
 

@@ -57,6 +57,38 @@ def test_numpy_view_leads_to_no_writable_alias_regression():
     assert product_is_fresh(w, x)
 
 
+def test_a_changed_interface_of_an_export_makes_no_writable_alias_regression():
+    """The read-only view's base handed out its ``__array_interface__`` dict itself: setting its
+    read-only flag to False made ``np.asarray(base)`` a writable alias of the storage, and a
+    write through it left the next product stale."""
+    w, x = sp.asarray(randn(3, 3), dtype="bf16x9"), sp.asarray(randn(3, 2), dtype="bf16x9")
+    w @ x
+    for base in (np.asarray(w).base, w.terms[0].base):
+        interface = base.__array_interface__
+        interface["data"] = (interface["data"][0], False)
+        assert base.__array_interface__["data"][1] is True
+        with pytest.raises(ValueError, match="read-only"):
+            np.asarray(base)[0, 0] = 5.0
+    assert product_is_fresh(w, x)
+
+
+@pytest.mark.parametrize("call", [
+    lambda w: np.apply_along_axis(lambda row: row.__setitem__(0, 5.0) or row, 1, w),
+    lambda w: np.apply_over_axes(lambda a, axis: a.__setitem__((0, 0), 5.0) or a, w, [0]),
+], ids=["apply_along_axis", "apply_over_axes"])
+def test_numpy_callbacks_get_read_only_views_of_the_values_regression(call):
+    """``np.apply_along_axis`` handed its function writable views of a SplitArray's storage: a write
+    there went unseen, and the next product used the stale split."""
+    w, x = sp.asarray(randn(3, 3), dtype="bf16x9"), sp.asarray(randn(3, 2), dtype="bf16x9")
+    w @ x
+    before = np.asarray(w).copy()
+    with pytest.raises(ValueError, match="read-only"):
+        call(w)
+    assert np.array_equal(np.asarray(w), before) and product_is_fresh(w, x)
+    doubled = np.apply_along_axis(lambda row: row * 2, 1, w)
+    assert isinstance(doubled, sp.SplitArray) and np.array_equal(np.asarray(doubled), 2 * before)
+
+
 def test_terms_are_read_only_regression():
     w = sp.asarray(randn(3, 3), dtype="bf16x9")
     for term in w.terms:

@@ -192,6 +192,21 @@ def test_matmul_takes_numpys_axes_regression(axes, shapes):
         assert sp.matmul(split, b, axes=axes, out=out) is out and np.array_equal(out.to_numpy(), expected)
 
 
+@pytest.mark.parametrize("axes, shapes", [([(0, 1), (0, 1), (0, 1)], ((4, 3), (3, 2))), ([(1, 0), (0, 1), (1, 0)], ((3, 4), (3, 2))),
+                                         ([0, 0, ()], ((4,), (4,))), (None, ((4, 3), (3, 2)))])
+def test_numpy_operands_with_axes_written_into_a_splitarray_out_regression(axes, shapes):
+    """``np.matmul(ndarray, ndarray, axes=..., out=SplitArray)`` raised "min() arg is an empty
+    sequence" (the moved operands had no scheme to promote), and ``sp.matmul`` refused the
+    SplitArray ``out`` that ``np.matmul`` took; both write it in its scheme."""
+    a, b = (rng.integers(-8, 9, s).astype(np.float32) for s in shapes)
+    kwargs = {} if axes is None else {"axes": axes}
+    expected = np.matmul(a, b, **kwargs)
+    for call in (np.matmul, sp.matmul):
+        out = sp.zeros(expected.shape, dtype="tf32x3")
+        assert call(a, b, out=out, **kwargs) is out and np.array_equal(out.to_numpy(), expected)
+        assert out.dtype == "tf32x3"
+
+
 def test_matmul_rejects_bad_axes_naming_them():
     a = np.ones((2, 2), np.float32)
     with pytest.raises(ValueError, match=r"^matmul: axes=\[\(0, 1\), \(0, 1\)\] is not a list of an entry for a, b and the result"):

@@ -38,14 +38,17 @@ LABELS = string.ascii_letters
 def matmul(a, b, *, out=None, dtype=None, precision=None, op="matmul", axes=None):
     """``a @ b`` through ``splitprec.matmul``'s engine with the cached parts of SplitArrays;
     ``axes``: numpy's (the core axes are moved last as views, and the result's moved back)."""
+    if dtype is None and precision is None:
+        dtype = result_scheme((a, b), (out,))
     if axes is not None:
         entries = core_axes(axes, np.ndim(a), np.ndim(b), op)
         c = matmul(core_last(a, entries[0], np.moveaxis), core_last(b, entries[1], np.moveaxis),
                    dtype=dtype, precision=precision, op=op)
         c = core_placed(c, entries[2], np.moveaxis)
-        return c if out is None else written(out, data(c, op, "the result"), result_scheme((a, b), (out,)), op)
-    if dtype is None and precision is None:
-        dtype = result_scheme((a, b), (out,))
+        if out is None:
+            return c
+        d = c._dtype if isinstance(c, SplitArray) else linalg_scheme(dtype, precision, op, on_gpu=is_cupy(c))
+        return written(out, data(c, op, "the result"), d, op)     # a scalar c: two vectors' product
     values = [x._value if isinstance(x, SplitArray) else as_float32(x, op, name) for x, name in ((a, "a"), (b, "b"))]
     d = linalg_scheme(dtype, precision, op, on_gpu=same_device(op, *values) is not np)
     splitters = [x._parts if isinstance(x, SplitArray) else None for x in (a, b)]

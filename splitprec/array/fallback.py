@@ -26,9 +26,10 @@ import inspect
 
 import numpy as np
 
-from .._backend import is_cupy
+from .._backend import is_cupy, namespace
 from ..interop import writable
 from .core import PROTOCOLS, SplitArray, finish, promote, write_out
+from .readonly import read_only
 from .convert import exact_float32, same_device
 
 REFUSED = frozenset([np.convolve, np.correlate, np.kron, np.cov, np.corrcoef])
@@ -53,7 +54,14 @@ def call(func, args, kwargs):
                         "contractions that run in the scheme (docs/arrays.md)")
     args, kwargs = _out_by_keyword(func, args, kwargs)
     splits, plains = [], []
-    values, options = unwrap(args, op, splits, plains), unwrap(kwargs, op, splits, plains)
+    out = kwargs.get("out")
+    # a call that takes a function (np.apply_along_axis, np.piecewise) hands it views of the
+    # values: read-only ones, so that it cannot write a SplitArray's storage unseen
+    shown = read_only if any(callable(x) for x in (*args, *kwargs.values())) else None
+    values = unwrap(args, op, splits, plains, shown)
+    options = unwrap({k: v for k, v in kwargs.items() if k != "out"}, op, splits, plains, shown)
+    if "out" in kwargs:
+        options["out"] = out if isinstance(out, SplitArray) else plain_out(out, op, plains)
     same_device(op, *_arrays(values), *_arrays(list(options.values())))
     if options.get("overwrite_input"):        # it would reorder a SplitArray's storage, unseen
         options["overwrite_input"] = False
@@ -62,14 +70,14 @@ def call(func, args, kwargs):
         func = _fft(func.__name__, d, op)
     if func in IN_PLACE:
         return _in_place(func, args[0] if args else None, values, options, op)
-    out = kwargs.get("out")
+    promoted = op if promotes(args) or promotes({k: v for k, v in kwargs.items() if k != "out"}) else None
     if isinstance(out, SplitArray):
         del options["out"]
-        return write_out(out, func(*values, **options), d, op)
+        return write_out(out, narrowed(func(*values, **options), promoted), d, op)
     writable(out, op)
     target = _written_target(func, args, kwargs)
     try:
-        return wrap(func(*values, **options), d, splits, plains)
+        return wrap(func(*values, **options), d, splits, plains, promoted)
     finally:
         if target is not None:
             target._written()
@@ -102,16 +110,17 @@ def _out_by_keyword(func, args, kwargs):
     return bound.args, dict(bound.kwargs, out=out)
 
 
-def unwrap(tree, op, splits, plains):
+def unwrap(tree, op, splits, plains, shown=None):
     """``tree`` (arguments: nested lists, tuples, dicts) with SplitArrays replaced by their values
-    (collected in ``splits``, other arrays in ``plains``); float64/complex128 data raises TypeError."""
+    (collected in ``splits``, other arrays in ``plains``), or by ``shown(value)`` for numpy values;
+    float64/complex128 data raises TypeError."""
     if isinstance(tree, SplitArray):
         splits.append(tree)
-        return tree._value
+        return tree._value if shown is None or is_cupy(tree._value) else shown(tree._value)
     if isinstance(tree, (list, tuple)):
-        return type(tree)(unwrap(x, op, splits, plains) for x in tree)
+        return type(tree)(unwrap(x, op, splits, plains, shown) for x in tree)
     if isinstance(tree, dict):
-        return {k: unwrap(v, op, splits, plains) for k, v in tree.items()}
+        return {k: unwrap(v, op, splits, plains, shown) for k, v in tree.items()}
     kind = getattr(tree, "dtype", None)
     if isinstance(tree, (np.ndarray, np.generic)) or is_cupy(tree):
         if kind.kind in "fc" and np.finfo(kind).bits > 32:
@@ -123,18 +132,61 @@ def unwrap(tree, op, splits, plains):
     return tree
 
 
-def wrap(result, d, splits, plains):
-    """``result`` with float32 arrays as SplitArrays of scheme ``d`` (module docstring)."""
+def plain_out(out, op, plains):
+    """An ``out=`` that is not a SplitArray (an array, or a tuple of them), collected in ``plains``:
+    any dtype numpy's casting allows, as for numpy's own (float64 takes a float32 result exactly);
+    a numpy scalar raises TypeError naming ``out``, as numpy refuses it."""
+    for o in out if isinstance(out, tuple) else (out,):
+        if isinstance(o, np.generic):
+            raise TypeError(f"{op}: out is a numpy scalar ({type(o).__name__}); expected an array "
+                            "(or a SplitArray) to write the result into")
+        if isinstance(o, np.ndarray) or is_cupy(o):
+            plains.append(o)
+    return out
+
+
+def promotes(tree):
+    """True when ``tree`` (arguments: nested lists, tuples, dicts) holds integer data that numpy
+    promotes float32 with to float64: (u)int32/(u)int64 arrays and numpy scalars (Python ints are
+    weak, and int8/int16 give float32)."""
+    if isinstance(tree, (list, tuple)):
+        return any(promotes(x) for x in tree)
+    if isinstance(tree, dict):
+        return any(promotes(x) for x in tree.values())
+    kind = getattr(tree, "dtype", None)
+    return (isinstance(tree, (np.ndarray, np.generic)) or is_cupy(tree)) and kind.kind in "iu" and \
+        np.result_type(np.float32, kind) == np.float64
+
+
+def narrowed(result, promoted):
+    """A float64 array ``result`` that integer arguments of ``promoted`` (the operation's name, or
+    None) promoted from float32 data, back in float32, the one input rule's way: exact (a
+    selection, as ``np.where`` or ``np.concatenate``), or a TypeError naming the value."""
+    if promoted is None or not (isinstance(result, np.ndarray) or is_cupy(result)) or result.dtype != np.float64:
+        return result
+    value = result.astype(np.float32)
+    if not bool((value == result)[~namespace(result).isnan(result)].all()):
+        first = result[(value != result) & ~namespace(result).isnan(result)].ravel()[0].item()
+        raise TypeError(f"{promoted}: integer data promoted the result to float64, and it holds a value "
+                        f"float32 cannot hold exactly ({first!r}); expected integer arguments float32 "
+                        "holds exactly, or convert them first (x.astype(numpy.float32))")
+    return value
+
+
+def wrap(result, d, splits, plains, promoted=None):
+    """``result`` with float32 arrays as SplitArrays of scheme ``d`` (module docstring), and float64
+    arrays that integer arguments of ``promoted`` promoted to (:func:`narrowed`)."""
     if isinstance(result, (list, tuple)):
-        items = [wrap(r, d, splits, plains) for r in result]
+        items = [wrap(r, d, splits, plains, promoted) for r in result]
         return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+    if any(result is p for p in plains):
+        return result                                   # an out= array, returned as numpy does
+    result = narrowed(result, promoted)
     if not (isinstance(result, np.ndarray) or is_cupy(result)) or result.dtype != np.float32:
         return result
     for x in splits:
         if result is x._value:
             return x
-    if any(result is p for p in plains):
-        return result                                   # an out= array, returned as numpy does
     xp = same_device("wrap", result)
     if any(xp.may_share_memory(result, p) for p in plains):
         result = result.copy()

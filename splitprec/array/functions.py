@@ -18,7 +18,9 @@ Ogita, Rump & Oishi's bound for Sum2 (SIAM J. Sci. Comput. 26(6), 2005, Prop. 4.
 tree's depth in place of ``n``: the result is within one rounding of the exact sum unless the sum
 cancels by a factor near ``1/(h**2 u)`` (checked by
 ``tests/test_array.py::test_sum_within_the_compensated_bound``). The operations are the same on
-cpu and gpu, so are the results, bit for bit (``tests/test_array_gpu.py``). ``mean`` divides that
+cpu and gpu, so are the results, bit for bit (``tests/test_array_gpu.py``), but for lines of finite
+values whose partial sums pass float32's range: on cpu they are summed again scaled down (their
+exact sum when it is in range), on gpu they give ±inf or NaN, as cupy's own sum. ``mean`` divides that
 sum by ``n`` in float64 and rounds once. ``np.linalg.norm`` (2-norm and Frobenius; also ``vector_norm``
 and ``matrix_norm``) scales by a power of two (exact), squares in float32 and sums as above: relative error <= 2u + O(u**2)
 (``tests/test_array.py::test_norm_within_two_units_of_roundoff``); ``ord=1`` is the compensated
@@ -175,7 +177,26 @@ def _kept(a, value, axes, keepdims):
 
 
 def _compensated_sum(v, xp):
-    """Sum over the last axis of float32 ``v``: (pairwise sum, sum of its exact rounding errors)."""
+    """Sum over the last axis of float32 ``v``: (pairwise sum, sum of its exact rounding errors).
+
+    On numpy, a line of finite values whose partial sums pass float32's range (inf or NaN where the
+    total may be finite, as ``[3e38, 3e38, -3e38, -3e38]``) is summed again scaled by ``2**-e``,
+    ``2**e >= 2n`` (no partial sum then reaches the top), and scaled back: exact but where a scaled
+    value falls below the normal range, by at most ``n 2**(e-150)`` in all, far inside the bound
+    (whose ``sum |x_i|`` term exceeds ``2**127`` on such a line); a total past the range is ±inf."""
+    s, c = _pairwise_sum(v, xp)
+    if xp is np and v.size and not np.isfinite(s).all():
+        with np.errstate(over="ignore", invalid="ignore"):
+            passed = ~np.isfinite(s) & np.isfinite(v).all(axis=-1)
+            if passed.any():
+                e = (2 * v.shape[-1]).bit_length()
+                scaled_s, scaled_c = _pairwise_sum(np.ldexp(v[passed], -e), xp)
+                s[passed], c[passed] = np.ldexp(scaled_s, e), np.ldexp(scaled_c, e)
+    return s, c
+
+
+def _pairwise_sum(v, xp):
+    """:func:`_compensated_sum` without its overflow rescue."""
     s, c = v, None
     if s.shape[-1] == 0:
         return (xp.zeros(v.shape[:-1], np.float32),) * 2
@@ -202,8 +223,9 @@ def _sum_parts(a, axis, op, where=True, initial=None):
     xp = namespace(a._value)
     value = a._value if where is True else xp.where(xp.broadcast_to(xp.asarray(where), a.shape), a._value, np.float32(0))
     lines = _along_last(a, axes, value)
-    if initial is not None:
-        start = data(initial, op, "initial").reshape(())
+    if initial is not None:        # a Python scalar is weak, as an operator's operand is (NEP 50)
+        weak = isinstance(initial, (int, float)) and not isinstance(initial, np.generic)
+        start = xp.asarray(initial, np.float32) if weak else data(initial, op, "initial").reshape(())
         lines = xp.concatenate([lines, xp.broadcast_to(start, lines.shape[:-1] + (1,))], axis=-1)
     s, c = _compensated_sum(lines, xp)
     return s, c, axes, lines
@@ -351,6 +373,8 @@ def _vector_norm_value(v, ord, xp):
             return sum(_compensated_sum(magnitude, xp))
         if ord == 0:
             return (v != 0).sum(axis=-1).astype(np.float32)
+        if ord == np.inf and not v.shape[-1]:                # numpy's: 0 for an empty vector
+            return xp.zeros(v.shape[:-1], np.float32)
         if ord in (np.inf, -np.inf):
             return (magnitude.max if ord > 0 else magnitude.min)(axis=-1)
         return _power_norm(magnitude, ord, xp)

@@ -9,15 +9,20 @@ class _ReadOnly:
     the arrays numpy makes from it are read-only for good (numpy refuses to set ``writeable`` on
     them, as their base is no array and exports no writable buffer), and they lead back to no
     writable array: the memory's owner is kept alive by a ``weakref.finalize`` of this object,
-    not by one of its attributes."""
+    not by one of its attributes. Each read of the interface is a fresh dict, so that changing one
+    (its read-only flag) changes no array made later."""
 
-    __slots__ = ("__array_interface__", "__weakref__")
+    __slots__ = ("_items", "__weakref__")
 
     def __init__(self, value):
         interface = dict(value.__array_interface__)
         interface["data"] = (interface["data"][0], True)
-        self.__array_interface__ = interface
+        self._items = tuple(interface.items())
         weakref.finalize(self, _release, value).atexit = False
+
+    @property
+    def __array_interface__(self):
+        return {key: list(item) if isinstance(item, list) else item for key, item in self._items}
 
 
 def _release(value):

@@ -21,7 +21,7 @@ from ..interop import writable
 from .core import PROTOCOLS, SplitArray, finish, result_scheme, unknown, write_out
 from .convert import as_float32, on_device, same_device
 from . import contractions
-from .fallback import unwrap, wrap
+from .fallback import plain_out, promotes, unwrap, wrap
 
 FLOAT_UFUNCS = frozenset([
     np.add, np.subtract, np.multiply, np.divide, np.power, np.negative, np.positive, np.absolute,
@@ -69,6 +69,9 @@ def _arithmetic(ufunc, inputs, out, op):
 def _generic(ufunc, method, inputs, out, kwargs, op):
     splits, plains = [], []
     values = unwrap(inputs, op, splits, plains)
+    if method == "__call__" and any(t.startswith("f" * ufunc.nin + "->") for t in ufunc.types):
+        # integer operands that numpy would promote to float64 become float32, the one input rule's way
+        values = [as_float32(v, op, f"x{i + 1}") if promotes(v) else v for i, v in enumerate(values)]
     options = unwrap(kwargs, op, splits, plains)
     outs = () if out is None else out
     into = any(isinstance(o, SplitArray) for o in outs)
@@ -76,7 +79,7 @@ def _generic(ufunc, method, inputs, out, kwargs, op):
         raise TypeError(f"{op}: out mixes SplitArrays and other arrays; expected SplitArrays "
                         "(or None) only")
     if outs and not into:
-        options["out"] = unwrap(outs, op, splits, plains)
+        options["out"] = plain_out(outs, op, plains)
         for o in outs:
             writable(o, op)
     elif into and method == "__call__" and "where" in options:

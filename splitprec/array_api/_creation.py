@@ -104,7 +104,7 @@ def _inferred(obj):
     if kind is None:
         probe = np.asarray(obj)
         kind = probe.dtype
-        if kind.kind == "f":
+        if kind.kind == "f" or _narrow(kind):             # a list of bfloat16 scalars too
             return np.float32
         return _SIGNED if kind.kind in "iu" else kind
     kind = np.dtype(kind)
