@@ -237,11 +237,12 @@ def _fft_ratio(err, bound):
 
 
 def ratio_text(ratio):
-    """``ratio`` as a plain number to 3 significant digits, and a ratio just below 1 to as many
-    as show the first digit of its distance from 1 (a bound nearly attained: ``0.99999999999992``)."""
+    """``ratio`` as a plain number to 3 significant digits, and a ratio near 1 to as many as show
+    the first digit of its distance from 1: a bound nearly attained (``0.99999999999992``) or just
+    exceeded (``1.0000001``) never prints as ``1``."""
     digits = 3
-    if 0 < ratio < 1:
-        digits = min(17, max(digits, 1 - math.floor(math.log10(1 - ratio))))
+    if 0 < abs(ratio - 1) < 1:
+        digits = min(17, max(digits, 1 - math.floor(math.log10(abs(ratio - 1)))))
     return f"{ratio:.{digits}g}"
 
 

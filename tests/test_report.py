@@ -34,7 +34,7 @@ def test_report_quick_runs_as_module_and_writes_every_file(tmp_path):
     assert {row[2]: row[3] for row in fp64_rows}["ozaki2_int8_adaptive"] == "fp64"
     md = (out / "report.md").read_text()
     assert "All errors are within their bounds." in md
-    assert "\n## Where the schemes are not fp32 (fp64) class\n" in md and "\nProvenance: splitprec " in md
+    assert "\n## fp32 (fp64) class, scheme by scheme\n" in md and "\nProvenance: splitprec " in md
     saved = _json(out)
     assert saved["verdict"] == "All errors are within their bounds."
     assert len(saved["measurements"]) == md.split("## Every measurement")[1].count("\n| ") - 1
@@ -351,10 +351,11 @@ def test_docs_describe_every_summary_column_regression():
 
 
 @pytest.mark.parametrize("ratio, text", [(1 - 8e-14, "0.99999999999992"), (0.9996, "0.9996"), (0.5, "0.5"),
-                                         (1.0, "1"), (2.5e-3, "0.0025"), (math.inf, "inf")])
+                                         (1.0, "1"), (2.5e-3, "0.0025"), (math.inf, "inf"),
+                                         (1.0000001, "1.0000001"), (1 + 3e-13, "1.0000000000003"), (1.5, "1.5")])
 def test_summary_prints_ratios_as_plain_numbers_regression(ratio, text):
     assert report.ratio_text(ratio) == text
-    assert (float(text) < 1) == (ratio < 1)                 # below the bound never prints as 1
+    assert (float(text) < 1) == (ratio < 1) and (float(text) > 1) == (ratio > 1)   # never 1 unless it is
 
 
 def test_check_table_prints_ratios_below_one_as_plain_numbers_regression():
@@ -376,8 +377,8 @@ def test_check_table_columns_stay_aligned_with_long_ratios_regression():
 def test_report_no_longer_says_only_within_bounds_when_a_scheme_misses_its_class(tmp_path):
     report.write(FAKE, str(tmp_path), plots=False, info={"splitprec": "test"})
     md = (tmp_path / "report.md").read_text()
-    findings = md.split("## Where the schemes are not fp32 (fp64) class\n\n")[1]
-    assert md.index("All errors are within their bounds.") < md.index("## Where the schemes")
+    findings = md.split("## fp32 (fp64) class, scheme by scheme\n\n")[1]
+    assert md.index("All errors are within their bounds.") < md.index("## fp32 (fp64) class, scheme by scheme")
     assert findings.startswith("- bf16x9 (gemm, cpu engine) is NOT fp32 class on 1 of 3 cases")
     assert "bf16x9 (gemm, cpu engine) is NOT fp32 class" in (tmp_path / "report.html").read_text()
 
