@@ -17,9 +17,9 @@ from splitprec.dtypes import cheapest, check_precision
 
 from . import probabilistic
 from .ozaki_bound import matmul_shapes, ozaki2_gemm_bound
-from splitprec.interop import unmasked
+from splitprec import interop
 
-from .reference import as_matrices, infinite_where_unbounded, round_up as _round_up, vector_result
+from .reference import as_matrices, infinite_where_unbounded, read_operands, round_up as _round_up, vector_result
 
 U32 = 2.0 ** -24                    # unit roundoff of float32 round-to-nearest
 U_TRUNCATE = 2.0 ** -23             # one-sided error of a truncating (tensor-core) add
@@ -73,9 +73,10 @@ def check_k_block(value, name, op):
 
 
 def _operand(x, name, op):
-    x = np.asarray(unmasked(x, op, name))
-    if x.dtype not in (np.float16, np.float32):
-        raise TypeError(f"{op}: {name} has dtype {x.dtype}; expected float32 or float16")
+    """Operand ``x`` of a float32-target product as a float32 numpy array of ndim >= 2, read as
+    ``splitprec.matmul`` reads it (lists, integers, float16 and bfloat16 exactly; float64 refused)."""
+    (read,), _ = interop.read(op, **{name: x})
+    x = np.asarray(interop.exact(read, op, name, target="float32"))
     if x.ndim < 2:
         raise ValueError(f"{op}: {name} has shape {x.shape}; expected ndim >= 1")
     return x.astype(np.float32)
@@ -227,6 +228,7 @@ def gemm_bound(a, b, dtype=None, engine="cpu", *, precision=None, k_block=None, 
     >>> bool(gemm_bound(a, b, "bf16x9", kind="probabilistic")[0, 0] < rigorous / 10)
     True
     """
+    a, b = read_operands(a, b, "gemm_bound")             # as splitprec.matmul reads them
     a, b, row, column = as_matrices(a, b, "gemm_bound")
     return vector_result(_gemm_bound(a, b, dtype, engine, precision, k_block, small_k_block, kind, confidence,
                                      chunks), row, column)

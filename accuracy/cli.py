@@ -78,7 +78,7 @@ def _parser():
                          description=__doc__.split("\n\n")[1])
     rep.add_argument("--quick", action="store_true", help="small suite (< 60 s on 2 CPU cores); "
                      "same as --level quick")
-    rep.add_argument("--level", choices=("quick", "ci", "full"), default="full",
+    rep.add_argument("--level", choices=("quick", "ci", "full"), default=None,
                      help="suite: quick, ci (what the tests run) or full (default; k up to 65536)")
     rep.add_argument("--schemes", type=_csv("scheme"), default=None,
                      help="comma-separated scheme names, run as given (default: every bounded scheme: "
@@ -119,10 +119,13 @@ def _progress(stream):
 
 def _options(args, parser):
     """Validated (schemes, ops, sizes, engines, note) from the parsed arguments."""
+    if args.quick and args.level not in (None, "quick"):
+        parser.error(f"--quick is --level quick; got --level {args.level} too (give one of them)")
     try:
-        schemes = None if args.schemes is None else [splitprec.dtype(s).name for s in args.schemes]
+        schemes = None if args.schemes is None else \
+            list(dict.fromkeys(splitprec.dtype(s).name for s in args.schemes))
     except ValueError as err:
-        parser.error(str(err))
+        parser.error(f"argument --schemes: {err}")
     ops = []
     for op in args.ops:
         if op not in case_registry.OPS:
@@ -135,7 +138,7 @@ def _options(args, parser):
                 ops.remove(op)
                 note.append(f"{op} skipped: this splitprec has no splitprec.fft")
     sizes = args.sizes
-    engines = args.engines or (["cpu", "gpu"] if gpu_available() else ["cpu"])
+    engines = list(dict.fromkeys(args.engines or (["cpu", "gpu"] if gpu_available() else ["cpu"])))
     for engine in engines:
         if engine not in ("cpu", "gpu"):
             parser.error(f"unknown engine {engine!r}; expected 'cpu' or 'gpu'")
@@ -149,8 +152,11 @@ def report_command(args, parser):
     schemes, ops, sizes, engines, note = _options(args, parser)
     for line in note:
         print(line, file=sys.stderr)
-    level = "quick" if args.quick else args.level
+    level = "quick" if args.quick else args.level or "full"
     results = report.run(level, schemes, ops, sizes, engines, progress=_progress(sys.stderr))
+    if not results:
+        parser.error(f"the schemes, ops and sizes asked for select no case at level {level!r} (the fp64 "
+                     "schemes have GEMM cases only; --sizes picks among the level's k and N)")
     text = f"suite {level!r}, engines {', '.join(engines)}, ops {', '.join(ops) or 'none'}"
     if any(m.target == "float64" for m in results):
         note.append(FP64_NOTE)

@@ -26,7 +26,7 @@ import splitprec
 from .bounds import gemm_bound, schemes as bounded_schemes
 from .fft_bounds import fft_bound, rfft_bound
 from .ozaki_bound import matmul_shapes
-from .reference import _nonfinite_pattern, as_matrices, exact_dft, exact_matmul, vector_result
+from .reference import _nonfinite_pattern, as_matrices, exact_dft, exact_matmul, read_operands, vector_result
 
 TARGET_OF_DTYPE = {"float16": "float32", "float32": "float32", "float64": "float64"}
 NATIVE = {"float32": "fp32", "float64": "fp64"}      # what "native" is, per scheme target
@@ -90,8 +90,17 @@ class Measurement:
         return splitprec.dtype(self.scheme).target
 
 
-def _normwise(computed, exact):
+FP32_OVERFLOW = 2.0 ** 128 - 2.0 ** 103       # the least magnitude float32 rounds to ±inf
+
+
+def _normwise(computed, exact, target="float64"):
+    """Normwise relative error of ``computed`` over the finite entries of ``exact``; for a float32
+    ``target``, entries whose exact value rounds past float32's range and that ``computed`` holds as
+    that ±inf (the target's correct result) count as exact."""
     finite = np.isfinite(exact)
+    if target == "float32":
+        with np.errstate(invalid="ignore"):
+            finite &= ~((np.abs(exact) >= FP32_OVERFLOW) & (computed == np.copysign(np.inf, exact)))
     ref_values = np.where(finite, exact, 0.0)
     peak = float(np.abs(ref_values).max()) if ref_values.size else 0.0
     # A power of two brings the largest entry near 1, so that the norms of results near either
@@ -130,7 +139,7 @@ def native_error(a, b, exact):
     scheme's error over native's then changed with the layout of ``A`` in ``check(A.T, A)`` alone."""
     with np.errstate(all="ignore"):
         product = np.matmul(np.ascontiguousarray(a), np.ascontiguousarray(b))
-        return _normwise(product.astype(np.float64), exact)
+        return _normwise(product.astype(np.float64), exact, TARGET_OF_DTYPE.get(product.dtype.name, "float64"))
 
 
 def check_engine(engine, op):
@@ -181,7 +190,8 @@ def measure_gemm(a, b, scheme, engine="cpu", *, reference=None, native=None, pro
     pattern = _nonfinite_pattern(a, b)
     from_inputs = np.zeros(exact.shape, bool) if pattern is None else ~np.isfinite(pattern)
     with np.errstate(all="ignore"):
-        m = Measurement(splitprec.dtype(scheme).name, "gemm", engine, _normwise(computed, exact),
+        d = splitprec.dtype(scheme)
+        m = Measurement(d.name, "gemm", engine, _normwise(computed, exact, d.target),
                         _ratio(computed, exact, bound, from_inputs), native, seconds, output=computed)
         if probabilistic and chunks is None:       # the chunked product has a rigorous bound only
             likely = gemm_bound(a, b, scheme, engine=engine, kind="probabilistic", confidence=CONFIDENCE)
@@ -237,11 +247,12 @@ def _fft_ratio(err, bound):
 
 
 def ratio_text(ratio):
-    """``ratio`` as a plain number to 3 significant digits, and a ratio just below 1 to as many
-    as show the first digit of its distance from 1 (a bound nearly attained: ``0.99999999999992``)."""
+    """``ratio`` as a plain number to 3 significant digits, and a ratio near 1 to as many as show
+    the first digit of its distance from 1: a bound nearly attained (``0.99999999999992``) or just
+    exceeded (``1.0000001``) never prints as ``1``."""
     digits = 3
-    if 0 < ratio < 1:
-        digits = min(17, max(digits, 1 - math.floor(math.log10(1 - ratio))))
+    if 0 < abs(ratio - 1) < 1:
+        digits = min(17, max(digits, 1 - math.floor(math.log10(abs(ratio - 1)))))
     return f"{ratio:.{digits}g}"
 
 
@@ -298,7 +309,7 @@ def scheme_names(schemes, op):
             names.append(splitprec.dtype(item).name)
         except (TypeError, ValueError):
             raise ValueError(f"{op}: unknown scheme {item!r} in schemes; expected one of {accepted}") from None
-    return names
+    return list(dict.fromkeys(names))               # a scheme named twice is run once
 
 
 def _operands_target(a, b, names):
@@ -354,8 +365,10 @@ def check(a, b, schemes=None, *, engine="cpu"):
     Parameters
     ----------
     a, b : array_like, ndim >= 1 (a 1-D ``a`` is a row, a 1-D ``b`` a column)
-        The operands, as they would be passed to ``splitprec.matmul``: float32 (or float16) for
-        the float32-target schemes, float64 for the fp64 schemes ``ozaki2_int8x<N>``. With a dask
+        The operands, as they would be passed to ``splitprec.matmul`` and read as it reads them:
+        float32 (float16, bfloat16) for the float32-target schemes, float64 for the fp64 schemes
+        ``ozaki2_int8x<N>``; lists and integer arrays in the schemes' target, or float32 when no
+        scheme is named, where every value is exact there. With a dask
         operand (both operands 2-D, as ``splitprec.matmul`` takes dask arrays), the entries of
         ``SAMPLE`` rows and columns (fixed seed) are measured against the bound of the product's
         k-chunks; their rows and columns alone are multiplied exactly.
@@ -405,6 +418,9 @@ def check(a, b, schemes=None, *, engine="cpu"):
     """
     check_engine(engine, "check")
     given = (np.shape(a), np.shape(b))
+    names = None if schemes is None else scheme_names(schemes, "check")
+    targets = {splitprec.dtype(name).target for name in names or ()}
+    a, b = read_operands(a, b, "check", targets.pop() if len(targets) == 1 else "float32")   # as sp.matmul reads them
     a, b, row, column = as_matrices(a, b, "check")        # a vector is a row (a) or a column (b)
     for label, x in (("a", a), ("b", b)):
         if x.ndim < 2:
@@ -415,11 +431,9 @@ def check(a, b, schemes=None, *, engine="cpu"):
         if given[0] != a.shape or given[1] != b.shape or a.ndim != 2 or b.ndim != 2:
             raise ValueError(f"check: dask operands must be 2-D, (m, k) and (k, n), as splitprec.matmul "
                              f"takes them; got a of shape {given[0]} and b of shape {given[1]}")
-        return _check_sampled(a, b, None if schemes is None else scheme_names(schemes, "check"), engine)
-    if schemes is None:
+        return _check_sampled(a, b, names, engine)
+    if names is None:
         names = gemm_schemes(TARGET_OF_DTYPE.get(a.dtype.name, "float32"))
-    else:
-        names = scheme_names(schemes, "check")
     target = _operands_target(a, b, names)
     exact = exact_matmul(a, b)
     native = native_error(a, b, exact)

@@ -16,6 +16,7 @@ import mpmath
 import numpy as np
 
 from splitprec._backend import is_dask
+from splitprec import interop
 from splitprec.interop import unmasked
 
 _DIGIT_BITS = 20                      # W: digit width; 2*W + log2(_K_BLOCK) <= 53 keeps digit products exact
@@ -26,6 +27,19 @@ _DFT_BITS = 160                        # twiddle precision of exact_dft (>= 113 
 
 def _significand_bits(dtype):
     return 24 if dtype == np.float32 else 53
+
+
+def read_operands(a, b, op, default="float32"):
+    """``a``, ``b`` as numpy arrays, read as ``splitprec.matmul`` reads its operands
+    (:mod:`splitprec.interop`: lists, integers, bfloat16 and DLPack objects taken exactly, nothing
+    rounded; a TypeError naming the operand otherwise), each in the target its dtype asks for
+    (float32 or float64), data that asks for none (integers, Python numbers) in ``default``; dask
+    arrays as they are."""
+    if is_dask(a) or is_dask(b):
+        return a, b
+    read, _ = interop.read(op, a=a, b=b)
+    return tuple(np.asarray(interop.exact(x, op, name, target=interop.target_of(x) or default))
+                 for x, name in zip(read, "ab"))
 
 
 def as_matrices(a, b, op):

@@ -210,11 +210,16 @@ def _against(value, native):
     return f"an error where {native} is exact" if value == math.inf else f"{value:.3g}x {native}"
 
 
+def _versus_text(versus):
+    """A ratio to native's error; NaN (every case exact, the scheme's and native's) as "both exact"."""
+    return "both exact" if math.isnan(versus) else f"{versus:.3g}"
+
+
 _COLUMNS = (("engine", "engine", "{}".format), ("op", "op", "{}".format),
             ("scheme", "scheme", "{}".format), ("class", "class", "{}".format),
-            ("worst x native", "worst_vs_native", "{:.3g}".format),
+            ("worst x native", "worst_vs_native", _versus_text),
             ("on case", "worst_vs_native_case", "{}".format),
-            ("median x native (N(0,1))", "vs_native", "{:.3g}".format),
+            ("median x native (N(0,1))", "vs_native", _versus_text),
             ("median error (N(0,1))", "median_error", "{:.3g}".format),
             ("worst error/bound", "worst_ratio", ratio_text), ("on case", "worst_case", "{}".format),
             ("worst error/prob. bound", "worst_ratio_probabilistic", ratio_text),

@@ -13,7 +13,7 @@ import math
 
 from .provenance import as_text
 
-FINDINGS_TITLE = "Where the schemes are not fp32 (fp64) class"
+FINDINGS_TITLE = "fp32 (fp64) class, scheme by scheme"
 
 
 def _markdown_table(header, rows):

@@ -179,6 +179,14 @@ def pretouch(gigabytes):
             "pretouched_gb": gigabytes}
 
 
+def available_gb():
+    """The memory available now, in GB (0 where the platform does not tell)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES") / 2 ** 30
+    except (ValueError, OSError, AttributeError):
+        return 0.0
+
+
 def machine():
     """The machine and the libraries the rows ran on."""
     cpu = next((line.split(":", 1)[1].strip() for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines()
@@ -199,8 +207,9 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=2.0, help="time spent per timed call (after warm-up)")
     parser.add_argument("--min-reps", type=int, default=3)
     parser.add_argument("--only", choices=("matmul", "fft", "vector", "fp64"), action="append")
-    parser.add_argument("--pretouch-gb", type=float, default=8.0,
-                        help="GB of memory written once before the rows (module docstring; 0: none)")
+    parser.add_argument("--pretouch-gb", type=float, default=min(8.0, available_gb() / 2),
+                        help="GB of memory written once before the rows (module docstring; 0: none; "
+                             "default 8 or half the available memory)")
     parser.add_argument("--out", default=str(pathlib.Path(__file__).parent / "results"))
     args = parser.parse_args(argv)
     memory = pretouch(args.pretouch_gb)

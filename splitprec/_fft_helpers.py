@@ -18,16 +18,16 @@ from .interop import Array, ArrayLike, read
 _DEVICES = (None, "cpu", "gpu")
 
 
-def _count(n, op, name="n"):
-    """A positive integer count; TypeError for bools and non-integers, ValueError below 1."""
+def _count(n, op, name="n", least=1):
+    """An integer count of at least ``least``; TypeError for bools and non-integers, ValueError below."""
     if isinstance(n, (bool, np.bool_)):
         raise TypeError(f"{op}: {name} must be an integer, got {n!r} (a bool is not a length)")
     try:
         n = operator.index(n)
     except TypeError:
         raise TypeError(f"{op}: {name} must be an integer, got {n!r}") from None
-    if n < 1:
-        raise ValueError(f"{op}: {name} must be >= 1, got {n}")
+    if n < least:
+        raise ValueError(f"{op}: {name} must be >= {least}, got {n}")
     return n
 
 
@@ -107,8 +107,9 @@ def _smallest_smooth(n, even):
 
 
 def next_fast_len(target: int, real: bool = False) -> int:
-    """The smallest transform length ``>= target`` that this engine runs fast (``scipy.fft``'s
-    ``next_fast_len``): one with no prime factor above 7.
+    """The smallest transform length ``>= target`` that this engine runs fast: one with no prime
+    factor above 7 (``scipy.fft.next_fast_len``'s signature, for this engine's lengths: scipy's
+    pocketfft also runs 11 fast, and takes only 5-smooth lengths with ``real=True``; 0 gives 0).
 
     Why: such lengths run as Stockham passes of radix 16, 8, 4, 2 and 9, 7, 5, 3 (on Hopper GPUs in
     one fused kernel up to 4096, in two or three launches up to 2**24), while any larger prime
@@ -123,5 +124,5 @@ def next_fast_len(target: int, real: bool = False) -> int:
     >>> sp.fft.next_fast_len(1009), sp.fft.next_fast_len(99, real=True)
     (1024, 100)
     """
-    target = _count(target, "next_fast_len", "target")
-    return 1 if target == 1 else _smallest_smooth(target, even=bool(real))
+    target = _count(target, "next_fast_len", "target", least=0)
+    return target if target <= 1 else _smallest_smooth(target, even=bool(real))

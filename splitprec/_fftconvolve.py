@@ -179,7 +179,9 @@ def _conv_axes(in1, in2, mode, axes, op):
         if in1.shape[ax] != in2.shape[ax] and 1 not in (in1.shape[ax], in2.shape[ax]):
             raise ValueError(f"{op}: incompatible shapes for in1 and in2: {in1.shape} and "
                              f"{in2.shape} (axis {ax} is not convolved, so it must broadcast)")
-    return sorted(axes)
+    # an axis of length 1 in either input is not convolved but broadcast, as scipy does (its 'valid'
+    # length is then the broadcast one, and it takes no part in 'valid's ordering of the inputs)
+    return sorted(ax for ax in axes if 1 not in (in1.shape[ax], in2.shape[ax]))
 
 
 def _valid_order(in1, in2, axes, op):

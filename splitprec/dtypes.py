@@ -186,7 +186,11 @@ def dtypes(target=None):
     ------
     ValueError
         An unknown ``target``.
+    TypeError
+        A ``target`` that is not a str.
     """
+    if target is not None and not isinstance(target, str):
+        raise TypeError(f"dtypes: target must be None or a str, got {target!r} of type {type(target).__name__}")
     if target is not None and target not in TARGETS:
         raise ValueError(f"dtypes: unknown target {target!r}; expected None, 'float32' or 'float64'")
     return sorted(n for n, d in _REGISTRY.items() if target in (None, d.target))

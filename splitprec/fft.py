@@ -151,7 +151,7 @@ def _nd_args(x, s, axes, op, *, inverse_real):
     defaults = [x.shape[ax] for ax in axes]
     if inverse_real and axes:
         defaults[-1] = 2 * (x.shape[axes[-1]] - 1)
-    return [x.shape[ax] if n == -1 else length(n, default, op, "s")
+    return [length(x.shape[ax] if n == -1 else n, default, op, "s")       # -1 on an empty axis: 0, refused
             for n, default, ax in zip(s, defaults, axes)], axes
 
 

@@ -19,9 +19,10 @@ Out
     for a jax array); no copy on either side. numpy, cupy, lists and scalars give numpy or cupy
     arrays; so do SplitArrays and objects of a library with neither. Operands from two different
     libraries (a torch tensor with a jax array) are refused; numpy data mixes with any. An ``out=``
-    array must be of the result's kind and dtype (TypeError otherwise, as numpy's casting error),
-    of its shape and writable (ValueError otherwise; TypeError for an immutable jax array), each
-    error naming ``out``.
+    array must be of the result's kind, of a dtype that holds the result exactly (its own, or
+    float64/complex128 for a float32/complex64 result; TypeError otherwise, as numpy's casting
+    error, which would also round into float16), of its shape and writable (ValueError otherwise;
+    TypeError for an immutable jax array), each error naming ``out``.
 Values (the same in ``matmul``, the ffts and ``asarray``)
     float32 and complex64 data are used as they are, in either byte order; float16 and bfloat16
     (``ml_dtypes.bfloat16`` arrays, torch.bfloat16 tensors) widen exactly to float32. Integer and bool
@@ -266,13 +267,15 @@ def exactly(x, dtype, op, name):
 
 
 def write(y, out, op):
-    """``y``, or ``y`` written into ``out`` (of the result's kind, dtype and shape, writable), which
-    is returned; a TypeError or ValueError naming ``out`` otherwise (module docstring)."""
+    """``y``, or ``y`` written into ``out`` (of the result's kind and shape, writable, of a dtype that
+    holds ``y``'s exactly: float64 takes a float32 result, as numpy's ``out=`` does), which is
+    returned; a TypeError or ValueError naming ``out`` otherwise (module docstring)."""
     if out is None:
         return y
-    if type(out) is not type(y) or out.dtype != y.dtype:
-        raise TypeError(f"{op}: out must be a {type(y).__name__} of dtype {y.dtype}; got "
-                        f"{type(out).__name__} of dtype {getattr(out, 'dtype', None)}")
+    if type(out) is not type(y) or not np.can_cast(y.dtype, out.dtype, "safe"):
+        got = f"{type(out).__name__} of dtype {out.dtype}" if hasattr(out, "dtype") else f"a {type(out).__name__}"
+        raise TypeError(f"{op}: out must be a {type(y).__name__} of dtype {y.dtype} (or one that holds it "
+                        f"exactly); got {got}")
     if tuple(out.shape) != tuple(y.shape):
         raise ValueError(f"{op}: out has shape {tuple(out.shape)}; expected the result's shape "
                          f"{tuple(y.shape)}")

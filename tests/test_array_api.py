@@ -294,3 +294,12 @@ def test_isdtype_refuses_a_kind_that_is_no_kind_regression():
     with pytest.raises(TypeError, match=r"^isdtype: kind 3 of type int is not a kind"):
         xp.isdtype(x.dtype, 3)
     assert xp.isdtype(x.dtype, xp.float32) and xp.isdtype(x.dtype, ("integral", x.dtype))
+
+
+def test_like_functions_given_float32_keep_the_scheme_as_astype_regression():
+    """``empty_like(x, dtype=float32)`` (and zeros/ones/full) gave the default scheme where
+    ``astype(x, float32)`` keeps ``x``'s: float32 is the scheme's own target."""
+    x = xp.asarray(np.ones(3, np.float32), dtype="bf16x9")
+    assert xp.astype(x, xp.float32).dtype == "bf16x9"
+    for like in (xp.empty_like, xp.zeros_like, xp.ones_like, lambda a, dtype: xp.full_like(a, 2.0, dtype=dtype)):
+        assert like(x, dtype=xp.float32).dtype == "bf16x9" and like(x, dtype="tf32x3").dtype == "tf32x3"

@@ -432,12 +432,15 @@ def test_dot_and_outer_take_out_as_matmul_does_regression():
     (lambda a, out: np.outer(a[0], a[1], out=out), (6, 6))])
 def test_contractions_write_a_float32_numpy_out_as_numpy_does_regression(call, shape):
     """``np.matmul(s, t, out=ndarray)`` raised TypeError ("out must be a SplitArray") though numpy's
-    ufuncs and reductions of SplitArrays write numpy outs; now the float32 result is stored there."""
+    ufuncs and reductions of SplitArrays write numpy outs; now the float32 result is stored there,
+    or in a float64 out (exactly, as numpy's), and a dtype that would round it is refused."""
     a = sp.asarray(X, dtype="tf32x3")
     out = np.full(shape, np.nan, np.float32)
     assert call(a, out) is out and np.array_equal(out, np.asarray(call(a, None)))
-    with pytest.raises(TypeError, match=r"^\w+: out has dtype float64; expected float32, the result's dtype"):
-        call(a, np.zeros(shape))
+    wide = np.zeros(shape)
+    assert call(a, wide) is wide and np.array_equal(wide, out)
+    with pytest.raises(TypeError, match=r"^\w+: out has dtype float16; expected float32, the result's dtype"):
+        call(a, np.zeros(shape, np.float16))
     with pytest.raises(ValueError, match=r"^\w+: out has shape \(1,\) but the result has shape"):
         call(a, np.zeros(1, np.float32))
     out.flags.writeable = False

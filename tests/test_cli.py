@@ -100,3 +100,32 @@ def test_report_files_land_in_a_new_folder(tmp_path):
     assert cli.main(["report", "--quick", "--schemes", "bf16", "--ops", "gemm", "--sizes", "16",
                      "--out", str(out), "--no-plots"]) == 0
     assert set(os.listdir(out)) == {"report.md", "report.html", "report.json"}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--quick", "--level", "full"], "--quick is --level quick; got --level full too (give one of them)"),
+    (["--schemes", "nope"], "argument --schemes: unknown"),
+])
+def test_conflicting_level_and_unknown_schemes_are_usage_errors_regression(argv, message, capsys, suite_never_runs):
+    """``--quick --level full`` ran the quick suite silently; an unknown scheme's error did not name
+    --schemes as the other options' errors name theirs."""
+    assert _usage_error(["report", *argv], capsys).startswith(f"splitprec report: error: {message}")
+
+
+def test_a_selection_of_no_case_is_a_usage_error_regression(tmp_path, capsys):
+    """``--schemes ozaki2_int8x14 --ops fft`` ran no case, exited 0 and said every error was within its
+    bound."""
+    line = _usage_error(["report", "--quick", "--schemes", "ozaki2_int8x14", "--ops", "fft",
+                         "--out", str(tmp_path), "--no-plots"], capsys)
+    assert line.startswith("splitprec report: error: the schemes, ops and sizes asked for select no case")
+
+
+def test_engines_given_twice_run_once_and_exact_cases_print_as_such_regression(tmp_path, capsys):
+    """``--engines cpu,cpu`` ran every case twice; a scheme exact on every case, as native is, printed
+    "nan" as its ratio to native."""
+    assert cli.main(["report", "--quick", "--schemes", "bf16x6", "--ops", "rfft", "--sizes", "1",
+                     "--engines", "cpu,cpu", "--out", str(tmp_path), "--no-plots"]) == 0
+    rows = json.loads((tmp_path / "report.json").read_text())["measurements"]
+    assert len(rows) == len({(row["case"], row["engine"]) for row in rows})
+    summary = capsys.readouterr().out
+    assert "nan" not in summary and "both exact" in summary

@@ -195,6 +195,11 @@ def test_gemm_page_cpu_engine_figures_are_its_results_file_regression():
     for name, count in (("bf16x9", "nine"), ("bf16x6", "six")):
         floors = [cube[name, s]["floor_seconds"] / cube[name, s]["numpy_seconds"] for s in ("512^3", "2048^3", "4096^3")]
         assert re.search(rf"{name}'s {count}(?: calls alone take)? ([\d.]+)-([\d.]+)x", page).groups() == spread(floors)
+    both = [r["of_floor_and_split"] for r in named if r["size"] != "4096^3"]
+    assert re.search(r"takes ([\d.]+)-([\d.]+) of its floor and its split together", page).groups() == \
+        tuple(f"{v:.2f}" for v in (min(both), max(both)))
+    shares = [100 * r["split_seconds"] / r["seconds"] for r in named if r["size"] == "512^3"]
+    assert re.search(r"(\d+)-(\d+)% of the time at 512³", page).groups() == tuple(f"{v:.0f}" for v in (min(shares), max(shares)))
 
 
 def test_tracking_page_tightness_table_is_what_the_report_computes_regression():

@@ -164,3 +164,10 @@ def test_every_scheme_record_behaves_like_split_dtype_regression(name):
     variant = dataclasses.replace(d, aliases=("variant",))          # unregistered: keeps its fields
     back = pickle.loads(pickle.dumps(variant))
     assert back is not d and back.aliases == ("variant",) and back == d
+
+
+def test_a_target_or_device_of_the_wrong_type_is_a_typeerror_regression():
+    with pytest.raises(TypeError, match=r"^dtypes: target must be None or a str, got 3"):
+        sp.dtypes(3)
+    with pytest.raises(TypeError, match=r"^asarray: device must be None, 'cpu' or 'gpu', got 3"):
+        sp.asarray(np.ones(2, np.float32), device=3)

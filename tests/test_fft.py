@@ -118,7 +118,9 @@ def test_every_fft_rejects_out_with_wrong_dtype(family):
     ours, _, kind = family
     x = _signal((3, 8), kind)
     with pytest.raises(TypeError, match=rf"^{ours.__name__}: out must be a ndarray of dtype"):
-        ours(x, out=np.empty(ours(x).shape, np.complex128))
+        ours(x, out=np.empty(ours(x).shape, np.int32))
+    wide = np.empty(ours(x).shape, np.complex128 if ours(x).dtype.kind == "c" else np.float64)
+    assert ours(x, out=wide) is wide and np.array_equal(wide, ours(x))       # held exactly, as numpy's
 
 
 @pytest.mark.parametrize("family", FAMILY, ids=_ids)
@@ -455,6 +457,18 @@ def test_fftconvolve_matches_scipy(shapes, axes, kind, mode):
     assert y.shape == ref.shape and y.dtype == (np.float32 if kind == "r" else np.complex64)
     err_float32 = _rel(scipy_signal.fftconvolve(in1, in2, mode, axes), ref)
     assert _rel(y, ref) <= 2 * err_float32
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("shapes, axes", [(((5, 1), (3, 4)), None), (((1, 5), (3, 1)), None), (((4, 1), (1, 4)), None),
+                                          (((5, 1), (3, 4)), 0), (((1, 6), (2, 3)), (0, 1)), (((1,), (4,)), None)])
+def test_fftconvolve_broadcasts_length_one_axes_as_scipy_regression(shapes, axes, mode):
+    """``mode="valid"`` refused ``(5, 1)`` with ``(3, 4)`` ("one must be at least as large as the other
+    in every convolved axis"): scipy convolves no axis of length 1 in either input, it broadcasts it."""
+    in1, in2 = (np.arange(1, np.prod(s) + 1, dtype=np.float32).reshape(s) for s in shapes)
+    ref = scipy_signal.fftconvolve(in1.astype(np.float64), in2.astype(np.float64), mode, axes)
+    y = sp.fft.fftconvolve(in1, in2, mode, axes)
+    assert y.shape == ref.shape and np.allclose(y, ref, rtol=1e-5, atol=1e-4)
 
 
 @pytest.mark.parametrize("n1, n2", [(4096, 129), (10000, 1000)])

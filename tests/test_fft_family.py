@@ -52,7 +52,7 @@ def test_shifts_take_lists():
     (lambda: sp.fft.fftfreq(4, device="tpu"), ValueError, r"^fftfreq: unknown device 'tpu'; expected None, 'cpu' "
                                                           r"or 'gpu'"),
     (lambda: sp.fft.fftshift(np.ones((2, 3)), axes=2), np.exceptions.AxisError, r"^fftshift: axis 2 is out of bounds"),
-    (lambda: sp.fft.next_fast_len(0), ValueError, r"^next_fast_len: target must be >= 1, got 0"),
+    (lambda: sp.fft.next_fast_len(-3), ValueError, r"^next_fast_len: target must be >= 0, got -3"),
     (lambda: sp.fft.next_fast_len(np.True_), TypeError, r"^next_fast_len: target must be an integer"),
 ])
 def test_helpers_reject_bad_arguments_naming_them(call, error, message):
@@ -95,6 +95,9 @@ def test_next_fast_len_real_is_even_and_large_targets_are_quick():
         assert fast % 2 == 0 and _seven_smooth(fast)
         assert not any(_seven_smooth(m) and m % 2 == 0 for m in range(target, fast))
     assert sp.fft.next_fast_len(1, real=True) == 1
+    assert sp.fft.next_fast_len(0) == sp.fft.next_fast_len(0, real=True) == 0      # scipy's
+    with pytest.raises(ValueError, match="target must be >= 0"):
+        sp.fft.next_fast_len(-1)
     big = 2 ** 60 + 1
     fast = sp.fft.next_fast_len(big)
     assert big <= fast < 2 ** 61 and _seven_smooth(fast)
@@ -170,6 +173,17 @@ def test_a_bool_n_is_refused_as_numpy_does(call):
 def test_a_bool_in_s_is_refused():
     with pytest.raises(TypeError, match=r"^fftn: s must be an integer, got True \(a bool is not a length\)"):
         sp.fft.fftn(_complex(4, 4), s=(True, 4), axes=(0, 1))
+
+
+@pytest.mark.parametrize("name", ["fft2", "ifft2", "fftn", "ifftn", "rfft2", "rfftn", "irfft2", "irfftn"])
+def test_minus_one_in_s_on_an_empty_axis_is_numpys_valueerror_regression(name):
+    """``fft2(zeros((0, 4)), s=(-1, 4))`` raised ZeroDivisionError from the norm factor; ``-1`` keeps
+    the axis' length, 0 here, which numpy refuses with ValueError."""
+    x = np.zeros((0, 4), np.float32 if name.startswith("rfft") else np.complex64)
+    with pytest.raises(ValueError, match=r"Invalid number of FFT data points \(0\)"):
+        getattr(np.fft, name)(x, s=(-1, 4), axes=(0, 1))
+    with pytest.raises(ValueError, match=rf"^Invalid number of FFT data points \(0\) specified for {name}"):
+        getattr(sp.fft, name)(x, s=(-1, 4), axes=(0, 1))
 
 
 def test_fftconvolve_with_empty_axes_raises_like_scipy():

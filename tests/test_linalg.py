@@ -134,7 +134,7 @@ def _read_only(shape):
     (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32),
                        out=np.empty((2, 3), np.float32)), ValueError, r"^matmul: out has shape \(2, 3\); expected the result's shape \(2, 2\)"),
     (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), out=np.empty((2, 2), np.int32)),
-     TypeError, r"^matmul: out must be a ndarray of dtype float32; got ndarray of dtype int32"),
+     TypeError, r"^matmul: out must be a ndarray of dtype float32 \(or one that holds it exactly\); got ndarray of dtype int32"),
     (lambda: sp.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), out=_read_only((2, 2))),
      ValueError, r"^matmul: out is read-only; expected a writable array"),
     (lambda: sp.matmul("ab", np.ones((3, 2), np.float32)), TypeError,

@@ -10,8 +10,9 @@ import sys
 import numpy as np
 import pytest
 
+import splitprec as sp
 from splitprec import accuracy
-from splitprec.accuracy import cases, check, cli, plots, report
+from splitprec.accuracy import cases, check, cli, gemm_schemes, plots, report
 
 
 def test_report_quick_runs_as_module_and_writes_every_file(tmp_path):
@@ -34,7 +35,7 @@ def test_report_quick_runs_as_module_and_writes_every_file(tmp_path):
     assert {row[2]: row[3] for row in fp64_rows}["ozaki2_int8_adaptive"] == "fp64"
     md = (out / "report.md").read_text()
     assert "All errors are within their bounds." in md
-    assert "\n## Where the schemes are not fp32 (fp64) class\n" in md and "\nProvenance: splitprec " in md
+    assert "\n## fp32 (fp64) class, scheme by scheme\n" in md and "\nProvenance: splitprec " in md
     saved = _json(out)
     assert saved["verdict"] == "All errors are within their bounds."
     assert len(saved["measurements"]) == md.split("## Every measurement")[1].count("\n| ") - 1
@@ -176,7 +177,7 @@ def test_check_on_float64_operands_runs_the_fp64_schemes_against_dgemm():
     ("float64", ["bf16x9"], r"^check: a has dtype float64; scheme 'bf16x9' takes float32 operands"),
     ("mixed", None, r"^check: b has dtype float32; scheme 'ozaki2_int8_adaptive' takes float64 operands"),
     ("mixed", ["tf32x3"], r"^check: a has dtype float64; scheme 'tf32x3' takes float32 operands"),
-    ("int", None, r"^check: a has dtype int64; expected float32 \(or float16\) operands"),
+    ("int", ["ozaki2_int8x14"], r"^check: b has dtype float32; scheme 'ozaki2_int8x14' takes float64 operands"),
 ])
 def test_check_rejects_operands_of_the_other_target(operands, schemes, message, monkeypatch):
     calls = []
@@ -351,10 +352,11 @@ def test_docs_describe_every_summary_column_regression():
 
 
 @pytest.mark.parametrize("ratio, text", [(1 - 8e-14, "0.99999999999992"), (0.9996, "0.9996"), (0.5, "0.5"),
-                                         (1.0, "1"), (2.5e-3, "0.0025"), (math.inf, "inf")])
+                                         (1.0, "1"), (2.5e-3, "0.0025"), (math.inf, "inf"),
+                                         (1.0000001, "1.0000001"), (1 + 3e-13, "1.0000000000003"), (1.5, "1.5")])
 def test_summary_prints_ratios_as_plain_numbers_regression(ratio, text):
     assert report.ratio_text(ratio) == text
-    assert (float(text) < 1) == (ratio < 1)                 # below the bound never prints as 1
+    assert (float(text) < 1) == (ratio < 1) and (float(text) > 1) == (ratio > 1)   # never 1 unless it is
 
 
 def test_check_table_prints_ratios_below_one_as_plain_numbers_regression():
@@ -376,8 +378,8 @@ def test_check_table_columns_stay_aligned_with_long_ratios_regression():
 def test_report_no_longer_says_only_within_bounds_when_a_scheme_misses_its_class(tmp_path):
     report.write(FAKE, str(tmp_path), plots=False, info={"splitprec": "test"})
     md = (tmp_path / "report.md").read_text()
-    findings = md.split("## Where the schemes are not fp32 (fp64) class\n\n")[1]
-    assert md.index("All errors are within their bounds.") < md.index("## Where the schemes")
+    findings = md.split("## fp32 (fp64) class, scheme by scheme\n\n")[1]
+    assert md.index("All errors are within their bounds.") < md.index("## fp32 (fp64) class, scheme by scheme")
     assert findings.startswith("- bf16x9 (gemm, cpu engine) is NOT fp32 class on 1 of 3 cases")
     assert "bf16x9 (gemm, cpu engine) is NOT fp32 class" in (tmp_path / "report.html").read_text()
 
@@ -597,3 +599,31 @@ def test_span_plot_tick_labels_do_not_overlap_regression(plt, plot):
     boxes = [t.get_window_extent() for t in ax.get_xticklabels()]
     assert len(boxes) == len(phis) and all(left.x1 < right.x0 for left, right in zip(boxes, boxes[1:]))
     plt.close(fig)
+
+
+def test_check_and_gemm_bound_read_operands_as_matmul_does_regression():
+    """``gemm_bound([[1.0]], [[2.0]], "bf16x9")`` raised "a has dtype float64" and ``check`` ran the
+    fp64 schemes on lists, and refused integer arrays, where ``splitprec.matmul`` takes all of them
+    as float32 data; a scheme named twice ran twice."""
+    lists = ([[1.0, 2.0], [3.0, -1.0]], [[2.0], [0.5]])
+    as_float32 = [np.asarray(x, np.float32) for x in lists]
+    assert np.array_equal(accuracy.gemm_bound(*lists, "bf16x9"), accuracy.gemm_bound(*as_float32, "bf16x9"))
+    result = accuracy.check(*lists)
+    assert result.target == "float32" and [m.scheme for m in result.rows] == gemm_schemes("float32")
+    integers = accuracy.check(np.ones((2, 3), np.int64), np.arange(6).reshape(3, 2), ["bf16x9", "bf16x9", "BF16X9"])
+    assert [m.scheme for m in integers.rows] == ["bf16x9"] and integers.rows[0].normwise == 0
+    for call in (lambda: accuracy.check([[0.1]], [[1.0]], ["bf16x9"]), lambda: sp.matmul([[0.1]], [[1.0]])):
+        with pytest.raises(TypeError, match=r"a holds a value that float32 cannot hold exactly \(0.1\)"):
+            call()
+    fp64 = accuracy.check(np.arange(4).reshape(2, 2), np.ones((2, 2)), ["ozaki2_int8x14"])   # integers as float64
+    assert fp64.target == "float64" and fp64.rows[0].normwise == 0
+
+
+def test_check_counts_entries_that_overflow_float32_as_the_exact_products_do_as_right_regression():
+    """A product past float32's range showed normwise inf, error/bound 0 and "nanx" against native:
+    an entry whose exact value rounds to ±inf in float32 and that the scheme gives as that inf is
+    the correct float32 result."""
+    big = np.full((2, 3), 1e30, np.float32)
+    row = accuracy.check(big, big.T.copy(), ["bf16x9"]).rows[0]
+    assert row.normwise == 0 and row.native == 0 and row.ratio == 0 and np.isinf(row.output).all()
+    assert "nan" not in str(accuracy.check(big, big.T.copy(), ["bf16x9"]))

@@ -62,9 +62,9 @@ def written(out, value, d, op):
     (:func:`write_out`) or, as numpy's ``out=``, a writable float32 numpy/cupy array of its shape."""
     if isinstance(out, SplitArray) or not (isinstance(out, np.ndarray) or is_cupy(out)):
         return write_out(out, value, d, op)
-    if out.dtype != np.float32:
-        raise TypeError(f"{op}: out has dtype {out.dtype}; expected float32, the result's dtype "
-                        "(or a SplitArray)")
+    if not np.can_cast(np.float32, out.dtype, "safe"):
+        raise TypeError(f"{op}: out has dtype {out.dtype}; expected float32, the result's dtype, or "
+                        "one that holds it exactly (float64), or a SplitArray")
     if out.shape != value.shape:
         raise ValueError(f"{op}: out has shape {out.shape} but the result has shape {value.shape}; "
                          "expected equal shapes")

@@ -64,6 +64,8 @@ def exact_float32(x, op, name):
 
 def move(value, device, op):
     """``value`` on ``device`` (None: where it is); crossing devices is an explicit copy."""
+    if device is not None and not isinstance(device, str):
+        raise TypeError(f"{op}: device must be None, 'cpu' or 'gpu', got {device!r} of type {type(device).__name__}")
     if device is not None and device not in DEVICES:
         raise ValueError(f"{op}: unknown device {device!r}; expected 'cpu' or 'gpu'")
     if device is None or device == device_name(value):

@@ -157,8 +157,11 @@ def full(shape, fill_value, *, dtype=None, device=None):
 
 
 def full_like(x, /, fill_value, *, dtype=None, device=None):
-    """An array of ``x``'s shape, dtype (a SplitArray's scheme) and device, filled with ``fill_value``."""
-    return _filled(x.shape, fill_value, x.dtype if dtype is None else dtype, device or getattr(x, "device", None))
+    """An array of ``x``'s shape, dtype (a SplitArray's scheme) and device, filled with ``fill_value``;
+    ``dtype=float32`` keeps a SplitArray's scheme, as :func:`astype` does."""
+    if dtype is None or (isinstance(x, SplitArray) and split_dtype(dtype)[0] and not names_scheme(dtype)):
+        dtype = x.dtype
+    return _filled(x.shape, fill_value, dtype, device or getattr(x, "device", None))
 
 
 def zeros_like(x, /, *, dtype=None, device=None):
