@@ -524,11 +524,11 @@ def data(x, op, name):
 
 
 def _index(key, op):
-    """``key`` for the value, or a TypeError for SplitArray indices (float data)."""
+    """``key`` for the value, or numpy's IndexError for SplitArray indices (float data)."""
     parts = key if isinstance(key, tuple) else (key,)
     if any(isinstance(k, SplitArray) for k in parts):
-        raise TypeError(f"{op}: a SplitArray is not a valid index; expected integers, slices, "
-                        "None, Ellipsis, or integer/bool arrays")
+        raise IndexError(f"{op}: a SplitArray is not a valid index; expected integers, slices, "
+                         "None, Ellipsis, or integer/bool arrays (numpy's rule for float arrays)")
     return key
 
 
