@@ -303,3 +303,38 @@ def test_like_functions_given_float32_keep_the_scheme_as_astype_regression():
     assert xp.astype(x, xp.float32).dtype == "bf16x9"
     for like in (xp.empty_like, xp.zeros_like, xp.ones_like, lambda a, dtype: xp.full_like(a, 2.0, dtype=dtype)):
         assert like(x, dtype=xp.float32).dtype == "bf16x9" and like(x, dtype="tf32x3").dtype == "tf32x3"
+
+
+def test_arange_with_a_float_stop_of_zero_is_float32_regression():
+    """``arange(0, 0.0, 1)`` and ``arange(3, 0.0, -1)`` gave int64: ``stop or 0`` read a float zero
+    stop as the int 0; a Python float among start, stop, step gives the default float dtype."""
+    assert xp.arange(0, 0.0, 1).dtype == xp.arange(0, -0.0).dtype == xp.arange(0, 1.0).dtype == xp.float32
+    assert np.array_equal(xp.arange(3, 0.0, -1).to_numpy(), np.float32([3, 2, 1]))
+    assert xp.arange(5).dtype == xp.int64 and xp.arange(2, 5).dtype == xp.int64
+
+
+def test_vecdot_core_axes_do_not_broadcast_and_zero_broadcasts_against_one_regression():
+    """``vecdot(ones(1), ones(2))`` gave 2.0 (the contracted axis broadcast as a batch axis would),
+    and ``vecdot(ones((0, 3)), ones((1, 3)))`` raised where numpy gives shape (0,)."""
+    for call in (lambda: xp.vecdot(xp.ones(1), xp.ones(2)),
+                 lambda: xp.linalg.vecdot(xp.ones((2, 1)), xp.ones((1, 2)), axis=0),
+                 lambda: np.matvec(sp.ones((2, 1)), sp.ones(3)), lambda: np.vecmat(sp.ones(3), sp.ones((1, 2)))):
+        with pytest.raises(ValueError, match=r"core axes do not broadcast"):
+            call()
+    for shapes in (((0, 3), (1, 3)), ((1, 0), (0, 0)), ((2, 1, 3), (4, 3))):
+        expected = np.vecdot(*(np.ones(s, np.float32) for s in shapes))
+        assert xp.vecdot(*(xp.ones(s) for s in shapes)).shape == expected.shape
+    assert np.einsum("ij,ij->i", sp.ones((0, 3)), sp.ones((1, 3))).shape == (0,)
+
+
+def test_outer_is_each_product_rounded_once_with_its_sign_of_zero_regression():
+    """``linalg.outer([0.], [-1.])`` gave +0: the product ran as a one-term sum in the scheme, which
+    starts from +0 (and, in bf16x6, drops its small parts' products); an outer product has no sum."""
+    x = np.float32([0.0, -0.0, 3e38, 1e-30, 1.1, np.nan])
+    y = np.float32([-1.0, 2.0, 1e-20, 1.3, np.inf])
+    expected = np.outer(x, y)
+    for name in ("bf16x6", "bf16x9", "tf32x3", "bf16"):
+        with np.errstate(all="ignore"):
+            got = np.outer(sp.asarray(x, dtype=name), y)
+        assert got.dtype == name and np.array_equal(got.to_numpy().view(np.uint32), expected.view(np.uint32))
+    assert np.signbit(xp.linalg.outer(xp.asarray([0.0]), xp.asarray([-1.0])).to_numpy()).all()

@@ -223,8 +223,9 @@ def test_integer_arguments_follow_the_input_rule_instead_of_promoting_regression
 
 def test_integer_arguments_float32_cannot_hold_are_refused_naming_the_value_regression():
     a = sp.asarray(X[0], dtype="tf32x3")
-    with pytest.raises(TypeError, match=r"^where: integer data promoted the result to float64, and it holds "
-                                        r"a value float32 cannot hold exactly \(1099511627777.0\)"):
+    with pytest.raises(TypeError, match=r"^where: numpy promoted the result to float64 \(integer data, or Python "
+                                        r"numbers in a list\), and it holds a value float32 cannot hold exactly "
+                                        r"\(1099511627777.0\)"):
         np.where(a > 0, a, np.int64(2 ** 40 + 1))
     with pytest.raises(TypeError, match=r"^logaddexp: x2 holds a value that float32 cannot hold exactly"):
         np.logaddexp(a, np.full(6, 2 ** 30 + 1, np.int64))
@@ -506,3 +507,45 @@ def test_multi_dot_of_two_arrays_is_dot_and_tensordot_takes_numpy_integer_axes_r
     assert got.shape == np.dot(a.to_numpy(), Y.T).shape == (2, 4, 4)
     assert np.array_equal(np.asarray(got), np.asarray(np.dot(a, b)))
     assert np.array_equal(np.asarray(np.tensordot(a, b, axes=np.int64(1))), np.asarray(np.tensordot(a, b, axes=1)))
+
+
+@pytest.mark.parametrize("call, expected", [
+    (lambda a: np.concatenate([a, [0.5]]), np.float32([1, 2, 3, 0.5])),
+    (lambda a: np.where(a > 1, a, [0.5, 1.0, 2.0]), np.float32([0.5, 2, 3])),
+    (lambda a: np.clip(a, [0.0, 0.0, 0.0], 2), np.float32([1, 2, 2])),
+    (lambda a: divmod(a, [1.0, 2.0, 2.0])[1], np.float32([0, 0, 1])),
+    (lambda a: np.add(a, [0.5, 1, 2], out=a.copy(), where=np.array([1, 0, 1], bool)), np.float32([1.5, 2, 5])),
+])
+def test_lists_beside_a_splitarray_follow_the_input_rule_everywhere_regression(call, expected):
+    """Lists reached numpy as float64 data outside plain arithmetic: ``np.concatenate([a, [0.5]])``
+    and ``divmod(a, [1., 2., 2.])`` gave float64 ndarrays, and ``np.add(a, [0.1] * 3, out=f32)``
+    rounded 0.1 silently, where ``a + [0.1]`` raises TypeError."""
+    got = call(sp.asarray(np.float32([1, 2, 3]), dtype="bf16x9"))
+    assert type(got) is sp.SplitArray and got.dtype == "bf16x9" and np.array_equal(got.to_numpy(), expected)
+
+
+def test_inexact_lists_and_complex_scalars_beside_a_splitarray_are_refused_regression():
+    a = sp.asarray(np.float32([1, 2, 3]), dtype="bf16x9")
+    for call in (lambda: np.logaddexp(a, [0.1] * 3), lambda: np.add(a, [0.1] * 3, out=np.empty(3, np.float32)),
+                 lambda: np.concatenate([a, [0.1]]), lambda: np.add(a, 1j, out=np.empty(3, np.complex64))):
+        with pytest.raises(TypeError, match=r"float32 cannot hold exactly|has dtype complex128"):
+            call()
+
+
+def test_astype_fill_sort_format_and_reduction_dtypes_follow_ndarray_regression():
+    """``astype`` refused numpy's ``casting``/``order``; ``format(0-d, ".2f")`` raised; ``fill`` took a
+    sequence; ``sort(axis=None)`` worked on 1-D and failed obscurely on 2-D; ``sum(dtype="bf16x9")``
+    refused the scheme's name that ``astype`` takes; a 0-d ``== None`` was a 0-d array."""
+    a = sp.asarray(np.float32([3, 1, 2]), dtype="bf16x9")
+    assert a.astype(np.float64, casting="safe").dtype == np.float64 and a.astype("tf32x3", order="F").dtype == "tf32x3"
+    with pytest.raises(TypeError, match="according to the rule 'safe'"):
+        a.astype(np.float16, casting="safe")
+    assert format(sp.asarray(np.float32(1.5)), ".2f") == format(np.asarray(np.float32(1.5)), ".2f") == "1.50"
+    with pytest.raises(TypeError, match="unsupported format string"):
+        format(a, ".2f")
+    with pytest.raises(ValueError, match="expected a scalar"):
+        a.fill([1.0])
+    with pytest.raises(TypeError, match="sort: axis=None"):
+        a.sort(axis=None)
+    assert a.sum(dtype="bf16x9") == a.sum(dtype=sp.dtype("bf16x9")) == 6 and a.mean(dtype="tf32x3") == 2
+    assert (sp.asarray(np.float32(1.5)) == None) is np.False_          # noqa: E711

@@ -1,4 +1,5 @@
-"""Contractions of SplitArrays, run in the scheme: each is batched :func:`splitprec.matmul` calls.
+"""Contractions of SplitArrays, run in the scheme: each is batched :func:`splitprec.matmul` calls
+(but ``outer``, which sums nothing: each product rounded once from its exact value).
 
 Members: ``@``/``np.matmul``, ``np.dot vdot inner outer tensordot einsum``, ``np.linalg.multi_dot``,
 ``np.vecdot matvec vecmat``, ``np.linalg.matmul vecdot tensordot outer`` (numpy >= 2) and
@@ -26,6 +27,7 @@ import numpy as np
 
 from .._backend import is_cupy
 from ..dtypes import SplitDType
+from ..formats import narrow, widen
 from ..interop import writable
 from ..linalg import _raw_matmul, _scheme as linalg_scheme, core_axes, core_last, core_placed
 from .core import PROTOCOLS, SplitArray, data, finish, result_scheme, write_out
@@ -209,7 +211,7 @@ def run_einsum(subscripts, operands, op="einsum"):
                 raise ValueError(f"{op}: label {c!r} has lengths {size[c]} and {n} (operands of "
                                  f"shapes {', '.join(str(x.shape) for x in operands)}); expected "
                                  "equal lengths or 1")
-            size[c] = max(size[c], n)
+            size[c] = n if size[c] == 1 else size[c]            # 1 broadcasts to any length, 0 included
     pairs = [(_broadcast(x, s, size), s) for x, s in pairs]
     for i, (x, s) in enumerate(pairs):
         others = set(output).union(*[t for j, (_, t) in enumerate(pairs) if j != i])
@@ -315,8 +317,12 @@ def _vdot(a, b):
 
 @implements(np.outer)
 def _outer(a, b, out=None):
+    """``numpy.outer``: each ``a[i] * b[j]`` of the flattened operands, a product with no sum, rounded
+    once to float32 from its exact float64 value: the correctly rounded product (its sign of zero
+    kept, subnormals kept on every device), within every scheme's bound."""
     a, b = _operands((a, b), "outer", out)
-    return _finished(run_einsum("i,j->ij", [a.reshape(-1), b.reshape(-1)], "outer"), out, "outer")
+    value = narrow(widen(a._value.reshape(-1))[:, None] * widen(b._value.reshape(-1))[None, :])
+    return _finished(SplitArray._wrap(value, a._dtype), out, "outer")
 
 
 @implements(getattr(np.linalg, "outer", None))
@@ -355,7 +361,22 @@ def _vecdot(x1, x2, /, *, axis=-1, out=None, **options):
         if not -x.ndim <= axis < x.ndim:
             raise np.exceptions.AxisError(axis, x.ndim, msg_prefix=f"vecdot: axis of {name}")
     x1, x2 = (np.moveaxis(x, axis, -1) for x in (x1, x2))
+    _core_lengths("...i,...i", x1, x2, "vecdot")
     return _finished(run_einsum("...i,...i->...", [x1, x2], "vecdot"), out, "vecdot")
+
+
+def _core_lengths(subscripts, x1, x2, op):
+    """numpy's gufunc rule for the core axes of ``subscripts`` (``"...ij,...j"``): a label of both
+    operands has one length in both, 1 does not broadcast there (only the ``...`` axes do)."""
+    cores = [s.split("...")[-1] for s in subscripts.split(",")]
+    if any(x.ndim < len(core) for core, x in zip(cores, (x1, x2))):
+        return                                     # too few axes: einsum_labels names the call
+    lengths = [dict(zip(core, x.shape[x.ndim - len(core):])) for core, x in zip(cores, (x1, x2))]
+    for c in set(cores[0]) & set(cores[1]):
+        if lengths[0][c] != lengths[1][c]:
+            raise ValueError(f"{op}: x1 has shape {x1.shape} and x2 has shape {x2.shape}; their core axis "
+                             f"{c!r} ({subscripts}) has lengths {lengths[0][c]} and {lengths[1][c]}, expected "
+                             "equal lengths (core axes do not broadcast)")
 
 
 @implements(np.linalg.matrix_power)
@@ -387,7 +408,9 @@ def _gufunc(subscripts, op):
     """The handler of contraction ufunc ``op`` (``matvec``, ``vecmat``) given by ``subscripts``."""
     def run(x1, x2, /, *, out=None, **options):
         _ufunc_options(op, options)
-        return _finished(run_einsum(subscripts, _operands((x1, x2), op, out, ("x1", "x2")), op), out, op)
+        x1, x2 = _operands((x1, x2), op, out, ("x1", "x2"))
+        _core_lengths(subscripts.split("->")[0], x1, x2, op)
+        return _finished(run_einsum(subscripts, [x1, x2], op), out, op)
     return run
 
 

@@ -191,17 +191,19 @@ class SplitArray(NDArrayOperatorsMixin):
             self._written()
 
     # -- conversion and interchange --------------------------------------------------------------
-    def astype(self, dtype, copy=True):
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         """A copy in another scheme (a SplitArray; ``copy=False`` gives the array itself when it
-        has that scheme) or, for a numpy dtype, a new numpy/cupy array of that dtype."""
+        has that scheme) or, for a numpy dtype, a new numpy/cupy array of that dtype, with
+        ``ndarray.astype``'s ``order``, ``casting`` and ``subok``."""
         if isinstance(dtype, SplitDType) or (isinstance(dtype, str) and is_scheme_name(dtype)):
             d = scheme(dtype, "astype")
-            return self if not copy and d == self._dtype else SplitArray._wrap(self._value.copy(), d)
+            return self if not copy and d == self._dtype else SplitArray._wrap(self._value.copy(order), d)
         try:
-            return self._value.astype(np.dtype(dtype))
+            target = np.dtype(dtype)
         except TypeError:
             raise TypeError(f"astype: unknown dtype {dtype!r}; expected a split scheme (one of "
                             f"{', '.join(map(repr, scheme_names()))}) or a numpy dtype") from None
+        return self._value.astype(target, order=order, casting=casting, subok=subok)
 
     def copy(self):
         """A copy with its own storage; the cached parts come along (they are still valid)."""
@@ -270,6 +272,10 @@ class SplitArray(NDArrayOperatorsMixin):
         return PROTOCOLS["namespace"]
 
     # -- python protocol -------------------------------------------------------------------------
+    def __format__(self, spec):
+        """As ``ndarray.__format__``: a 0-d array formats its value, others take only ``""``."""
+        return format(self.to_numpy(), spec)
+
     def __repr__(self):
         host = self.to_numpy()
         body = np.array2string(host, separator=", ", prefix="SplitArray(")
@@ -339,7 +345,10 @@ class SplitArray(NDArrayOperatorsMixin):
         return self.to_numpy().tobytes(order)
 
     def fill(self, value):
-        """Set every element to ``value`` (which float32 must hold exactly)."""
+        """Set every element to the scalar ``value`` (which float32 must hold exactly)."""
+        if np.ndim(value):
+            raise ValueError(f"fill: value has shape {np.shape(value)}; expected a scalar (setting an "
+                             "array element with a sequence, as ndarray.fill refuses)")
         self[...] = value
 
     # -- indexing --------------------------------------------------------------------------------
@@ -419,6 +428,9 @@ class SplitArray(NDArrayOperatorsMixin):
 
     def sort(self, axis=-1, kind=None, order=None, *, stable=None):
         """Sort in place along ``axis``, as ``ndarray.sort`` (a write: the cached parts are dropped)."""
+        if axis is None:
+            raise TypeError("sort: axis=None would flatten, which an in-place sort cannot; expected an "
+                            "integer axis (np.sort(a, axis=None) returns the flattened sort)")
         self[...] = np.sort(self, axis=axis, kind=kind, order=order, stable=stable)
 
     # -- numpy protocols -------------------------------------------------------------------------
@@ -512,11 +524,11 @@ def data(x, op, name):
 
 
 def _index(key, op):
-    """``key`` for the value, or a TypeError for SplitArray indices (float data)."""
+    """``key`` for the value, or numpy's IndexError for SplitArray indices (float data)."""
     parts = key if isinstance(key, tuple) else (key,)
     if any(isinstance(k, SplitArray) for k in parts):
-        raise TypeError(f"{op}: a SplitArray is not a valid index; expected integers, slices, "
-                        "None, Ellipsis, or integer/bool arrays")
+        raise IndexError(f"{op}: a SplitArray is not a valid index; expected integers, slices, "
+                         "None, Ellipsis, or integer/bool arrays (numpy's rule for float arrays)")
     return key
 
 

@@ -70,7 +70,8 @@ def call(func, args, kwargs):
         func = _fft(func.__name__, d, op)
     if func in IN_PLACE:
         return _in_place(func, args[0] if args else None, values, options, op)
-    promoted = op if promotes(args) or promotes({k: v for k, v in kwargs.items() if k != "out"}) else None
+    promoted = op if not _asks_dtype(func, args, kwargs) and (
+        promotes(args) or promotes({k: v for k, v in kwargs.items() if k != "out"})) else None
     if isinstance(out, SplitArray):
         del options["out"]
         return write_out(out, narrowed(func(*values, **options), promoted), d, op)
@@ -93,6 +94,14 @@ def _written_target(func, args, kwargs):
     except TypeError:                          # a call numpy itself refuses
         return None
     return None if copy else args[0]
+
+
+def _asks_dtype(func, args, kwargs):
+    """True when the call names a result ``dtype`` (a float64 result is then what was asked for)."""
+    try:
+        return _signature(func).bind(*args, **kwargs).arguments.get("dtype") is not None
+    except (TypeError, ValueError):            # no signature, or a call numpy itself refuses
+        return kwargs.get("dtype") is not None
 
 
 def _out_by_keyword(func, args, kwargs):
@@ -146,9 +155,11 @@ def plain_out(out, op, plains):
 
 
 def promotes(tree):
-    """True when ``tree`` (arguments: nested lists, tuples, dicts) holds integer data that numpy
-    promotes float32 with to float64: (u)int32/(u)int64 arrays and numpy scalars (Python ints are
-    weak, and int8/int16 give float32)."""
+    """True when ``tree`` (arguments: nested lists, tuples, dicts) holds data that numpy promotes
+    float32 with to float64: (u)int32/(u)int64 arrays and numpy scalars (Python ints are weak, and
+    int8/int16 give float32), and Python numbers inside a list (numpy reads ``[0.5]`` as float64)."""
+    if isinstance(tree, list) and any(isinstance(x, (int, float)) and not isinstance(x, bool) for x in tree):
+        return True
     if isinstance(tree, (list, tuple)):
         return any(promotes(x) for x in tree)
     if isinstance(tree, dict):
@@ -159,17 +170,17 @@ def promotes(tree):
 
 
 def narrowed(result, promoted):
-    """A float64 array ``result`` that integer arguments of ``promoted`` (the operation's name, or
-    None) promoted from float32 data, back in float32, the one input rule's way: exact (a
-    selection, as ``np.where`` or ``np.concatenate``), or a TypeError naming the value."""
+    """A float64 array ``result`` that arguments of ``promoted`` (the operation's name, or None)
+    promoted from float32 data (:func:`promotes`), back in float32, the one input rule's way: exact
+    (a selection, as ``np.where`` or ``np.concatenate``), or a TypeError naming the value."""
     if promoted is None or not (isinstance(result, np.ndarray) or is_cupy(result)) or result.dtype != np.float64:
         return result
     value = result.astype(np.float32)
     if not bool((value == result)[~namespace(result).isnan(result)].all()):
         first = result[(value != result) & ~namespace(result).isnan(result)].ravel()[0].item()
-        raise TypeError(f"{promoted}: integer data promoted the result to float64, and it holds a value "
-                        f"float32 cannot hold exactly ({first!r}); expected integer arguments float32 "
-                        "holds exactly, or convert them first (x.astype(numpy.float32))")
+        raise TypeError(f"{promoted}: numpy promoted the result to float64 (integer data, or Python numbers "
+                        f"in a list), and it holds a value float32 cannot hold exactly ({first!r}); expected "
+                        "data float32 holds exactly, or convert it first (numpy.float32(x))")
     return value
 
 

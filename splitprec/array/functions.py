@@ -46,7 +46,7 @@ from ..dtypes import SplitDType
 from ..formats import narrow, widen
 from ..interop import writable
 from .core import HANDLED, SplitArray, data, finish, write_out
-from .convert import as_float32, same_device, scheme
+from .convert import as_float32, is_scheme_name, same_device, scheme
 
 
 def implements(*functions):
@@ -239,8 +239,10 @@ def compensated_total(a, axes):
 
 
 def _wide(dtype):
-    """True for a ``dtype=`` of a reduction other than float32 (a scheme stands for float32)."""
-    return dtype is not None and not isinstance(dtype, SplitDType) and np.dtype(dtype) != np.float32
+    """True for a ``dtype=`` of a reduction other than float32 (a scheme, or its name, stands for float32)."""
+    if dtype is None or isinstance(dtype, SplitDType) or (isinstance(dtype, str) and is_scheme_name(dtype)):
+        return False
+    return np.dtype(dtype) != np.float32
 
 
 def _deliver(a, value, axes, keepdims, out, op):

@@ -70,8 +70,10 @@ def _generic(ufunc, method, inputs, out, kwargs, op):
     splits, plains = [], []
     values = unwrap(inputs, op, splits, plains)
     if method == "__call__" and any(t.startswith("f" * ufunc.nin + "->") for t in ufunc.types):
-        # integer operands that numpy would promote to float64 become float32, the one input rule's way
-        values = [as_float32(v, op, f"x{i + 1}") if promotes(v) else v for i, v in enumerate(values)]
+        # integer data that numpy would promote to float64, lists and complex Python numbers are
+        # read by the one input rule (float32, exactly, or TypeError), as in plain arithmetic
+        values = [as_float32(v, op, f"x{i + 1}") if promotes(v) or isinstance(v, (list, tuple, complex)) else v
+                  for i, v in enumerate(values)]
     options = unwrap(kwargs, op, splits, plains)
     outs = () if out is None else out
     into = any(isinstance(o, SplitArray) for o in outs)
@@ -105,7 +107,8 @@ def _unequal(ufunc, inputs, op):
     arrays = [x._value if isinstance(x, SplitArray) else x for x in inputs if not _opaque(x)]
     xp = same_device(op, *arrays)
     shape = np.broadcast_shapes(*[np.shape(x) if xp is np else x.shape for x in arrays])
-    return xp.full(shape, ufunc is np.not_equal)
+    result = xp.full(shape, ufunc is np.not_equal)
+    return result[()] if xp is np and not shape else result          # a 0-d comparison: numpy's bool
 
 
 def _opaque(x):

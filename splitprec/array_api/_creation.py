@@ -180,7 +180,7 @@ def empty_like(x, /, *, dtype=None, device=None):
 
 
 def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
-    if dtype is None and all(isinstance(v, int) for v in (start, stop or 0, step)):
+    if dtype is None and all(isinstance(v, int) for v in (start, step) + (() if stop is None else (stop,))):
         dtype = _SIGNED
     return _result(_device_module(device).arange(start, stop, step, dtype=np.float64 if
                                                   split_dtype(dtype)[0] else dtype), dtype)
