@@ -708,7 +708,8 @@ def test_sum_initial_takes_a_python_float_as_an_operator_does_regression():
 
 
 @pytest.mark.parametrize("line", [[3e38, 3e38, -3e38, -3e38], [3e38, -1.0, 3e38, -3e38, -3e38, 2.0, 0.5],
-                                  [-3.4e38, -3.4e38, 3.4e38, 3.0e38, 7.0]])
+                                  [-3.4e38, -3.4e38, 3.4e38, 3.0e38, 7.0],
+                                  [-(2.0 ** 126 + 3 * 2.0 ** 103), float(np.finfo(np.float32).max)]])
 def test_sum_of_finite_values_whose_partial_sums_overflow_is_their_sum_regression(line):
     """``np.sum([3e38, 3e38, -3e38, -3e38])`` gave NaN with an "invalid value" warning: the pairwise
     partial sums passed float32's range. The exact sum of those finite values is in range: the sum

@@ -456,3 +456,28 @@ def test_blocked_operations_give_the_unblocked_bits(operation, monkeypatch):
     blocked = operation(x, y)
     assert np.array_equal(blocked.value, whole.value)
     assert np.array_equal(blocked.error_bound, whole.error_bound)
+
+
+def test_bounds_read_and_given_are_rounded_up_and_follow_the_values_memory_order_regression():
+    """``ravel(order="K")`` of a tracked array whose bound was laid out in another memory order
+    paired values and bounds of different entries (a finite bound 0 on an entry off by 0.5);
+    ``error=`` of a long double or a Fraction was rounded to nearest float64, and
+    ``relative_error_bound`` divided to nearest: each could sit below the true bound; ``certify``
+    passed with a tolerance that underflowed into float64's subnormals."""
+    from fractions import Fraction
+    x = np.asfortranarray(np.float32([[1, 2], [3, 4]]))
+    t = sp.asarray(x, dtype="bf16x9", track_error=True, error=np.asfortranarray([[0.0, 0.5], [0.0, 0.0]]))
+    for r in (np.ravel(t, order="K"), np.ravel(t, order="A"), t.reshape(-1, order="A"), np.ravel(t)):
+        assert np.array_equal(r.error_bound, np.where(r.value == 2, 0.5, 0.0))      # the bound given to 2
+    for given in (np.longdouble(1) / 3, Fraction(1, 3), 2 ** 60 + 1):
+        stored = sp.asarray(np.float32([1.0]), dtype="bf16x9", track_error=True, error=given).error_bound[0]
+        assert Fraction(float(stored)) >= Fraction(given) if not isinstance(given, np.longdouble) else \
+            Fraction(float(stored)) >= Fraction(*given.as_integer_ratio())
+    with pytest.raises(TypeError, match="error must hold real numbers"):
+        sp.asarray(np.float32([1.0]), dtype="bf16x9", track_error=True, error=np.array([3 + 4j]))
+    t = sp.asarray(np.array([0.1]), dtype="bf16x9", track_error=True)
+    value, rel = Fraction(float(t.value[0])), Fraction(float(t.relative_error_bound[0]))
+    assert abs(value - Fraction(0.1)) <= rel * abs(value)
+    tiny = sp.asarray(np.float32([2.0 ** -149]), dtype="bf16x9", track_error=True, error=3 * 2.0 ** -1074)
+    with pytest.raises(ValueError, match="above the tolerance"):
+        tiny.certify(rtol=2.75 * 2.0 ** -925)

@@ -185,9 +185,9 @@ def _compensated_sum(v, xp):
     value falls below the normal range, by at most ``n 2**(e-150)`` in all, far inside the bound
     (whose ``sum |x_i|`` term exceeds ``2**127`` on such a line); a total past the range is ±inf."""
     s, c = _pairwise_sum(v, xp)
-    if xp is np and v.size and not np.isfinite(s).all():
-        with np.errstate(over="ignore", invalid="ignore"):
-            passed = ~np.isfinite(s) & np.isfinite(v).all(axis=-1)
+    if xp is np and v.size and not (np.isfinite(s).all() and np.isfinite(c).all()):
+        with np.errstate(over="ignore", invalid="ignore"):         # a sum, or its TwoSum errors, past the range
+            passed = ~(np.isfinite(s) & np.isfinite(c)) & np.isfinite(v).all(axis=-1)
             if passed.any():
                 e = (2 * v.shape[-1]).bit_length()
                 scaled_s, scaled_c = _pairwise_sum(np.ldexp(v[passed], -e), xp)

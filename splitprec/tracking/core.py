@@ -73,9 +73,9 @@ class TrackedArray(NDArrayOperatorsMixin):
         """``error_bound / |value|`` per entry (float64): 0 where both are 0, inf where only the
         value is 0 (or the bound is inf)."""
         xp = namespace(self._value)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             bound = readable(self._bound, xp)
-            ratio = bound / xp.abs(self._value).astype(np.float64)
+            ratio = xp.nextafter(bound / xp.abs(self._value).astype(np.float64), np.inf)   # the division rounded up
         return xp.where(bound == 0, 0.0, xp.where(xp.isnan(ratio), np.inf, ratio))
 
     @property
@@ -114,8 +114,9 @@ class TrackedArray(NDArrayOperatorsMixin):
         with np.errstate(over="ignore", invalid="ignore"):
             magnitude = xp.abs(self._value).astype(np.float64)
             allowed = atol + xp.where(magnitude > 0, rtol * magnitude, 0.0)       # rtol = inf: not inf * 0
-            needed = bound * (1 + rtol) * (1 + 2.0 ** -50)
-            relative = (bound < magnitude) & (needed <= allowed * (1 - 2.0 ** -50))
+            # each side off by its roundings, relative and (in the subnormal range) absolute
+            needed = bound * (1 + rtol) * (1 + 2.0 ** -50) + 2.0 ** -1072
+            relative = (bound < magnitude) & (needed <= allowed * (1 - 2.0 ** -50) - 2.0 ** -1072)
             failing = ~((bound < np.inf) & ((bound <= atol) | relative))
         if not bool(failing.any()):
             return True

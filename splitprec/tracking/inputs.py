@@ -86,10 +86,18 @@ def operand(x, op, name, like):
 
 
 def _user_error(error, shape, xp, op):
-    """The caller's ``error=``: non-negative numbers (inf allowed) broadcastable to ``shape``."""
-    bound = xp.asarray(error, dtype=np.float64)
+    """The caller's ``error=``: non-negative real numbers (inf allowed) broadcastable to ``shape``,
+    as float64 rounded up where the conversion may have rounded (long doubles, Fractions, integers
+    beyond 2**53: one float64 step up covers it)."""
+    given = error if hasattr(error, "dtype") else np.asarray(error)
+    if given.dtype.kind == "c":
+        raise TypeError(f"{op}: error must hold real numbers; got {error!r}")
+    bound = xp.asarray(given, dtype=np.float64)
     if bool(xp.isnan(bound).any()) or bool((bound < 0).any()):     # inf: unknown, allowed
         raise ValueError(f"{op}: error must hold non-negative numbers (inf allowed); got {error!r}")
+    if not (given.dtype in (np.float64, np.float32, np.float16, np.bool_) or
+            (given.dtype.kind in "iu" and bool((abs(given) <= 2 ** 53).all()))):
+        bound = xp.where((bound > 0) & (bound < np.inf), xp.nextafter(bound, np.inf), bound)
     try:
         return xp.broadcast_to(bound, shape)
     except ValueError:

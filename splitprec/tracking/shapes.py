@@ -14,8 +14,14 @@ from .inputs import operand
 
 
 def _same(x, fn):
-    """``fn`` applied to the value and to the bound of ``x``."""
-    return TrackedArray._wrap(fn(x._value), fn(x._bound), x._dtype, x._confidence)
+    """``fn`` applied to the value and to the bound of ``x``, the bound first laid out in memory as
+    the value is (``order="K"``/``"A"`` read the elements in memory order: both then agree)."""
+    bound, value = x._bound, x._value
+    element_strides = [tuple(s // a.itemsize for s in a.strides) for a in (bound, value)]
+    if element_strides[0] != element_strides[1] and bound.shape == value.shape and value.ndim > 1:
+        bound = namespace(bound).empty_like(value, dtype=bound.dtype)
+        bound[...] = x._bound
+    return TrackedArray._wrap(fn(value), fn(bound), x._dtype, x._confidence)
 
 
 def index(x, key):
