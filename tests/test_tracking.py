@@ -68,7 +68,19 @@ def test_certify_returns_true_within_tolerance_and_names_the_worst_entry_otherwi
 def test_repr_shows_the_worst_relative_bound():
     x = tracked([1.0, 2.0]) * 3.0
     assert repr(x).startswith("TrackedArray([3., 6.], dtype=bf16x9, device=cpu, relative error <= ")
-    assert f"{float(x.relative_error_bound.max()):.3g})" in repr(x)
+    printed = float(repr(x).rsplit("<= ", 1)[1].rstrip(")"))
+    assert float(x.relative_error_bound.max()) <= printed == float(f"{printed:.3g}")
+
+
+def test_repr_rounds_the_bound_up_and_certify_names_a_number_regression():
+    """``.3g`` printed a bound of 1.2341e-7 as 1.23e-07, below it; ``rtol=0`` on an infinite value
+    gave the tolerance as ``nan`` (0 * inf)."""
+    x = sp.asarray(np.float32([1.0, 2.0]), dtype="bf16x9", track_error=True, error=[1.2341e-7, 0.0])
+    assert repr(x).endswith("relative error <= 1.24e-07)")
+    y = sp.asarray(np.float32([np.inf, 1.0]), dtype="bf16x9", track_error=True)
+    with pytest.raises(ValueError, match=r"^certify: entry \(0,\) = inf has error bound inf, above the "
+                                         r"tolerance 1\.0 \(atol=1, rtol=0\)"):
+        y.certify(rtol=0, atol=1)
 
 
 def test_division_by_an_interval_holding_zero_gives_an_infinite_bound():

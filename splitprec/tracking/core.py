@@ -16,6 +16,7 @@ The handlers live in :mod:`splitprec.tracking.elementwise` (ufuncs, ``where``),
 :mod:`~splitprec.tracking.shapes`; any other numpy function raises TypeError (run it on
 ``x.untracked`` to drop the bound explicitly).
 """
+import decimal
 import numbers
 
 import numpy as np
@@ -113,7 +114,8 @@ class TrackedArray(NDArrayOperatorsMixin):
         bound = readable(self._bound, xp)
         with np.errstate(over="ignore", invalid="ignore"):
             magnitude = xp.abs(self._value).astype(np.float64)
-            allowed = atol + xp.where(magnitude > 0, rtol * magnitude, 0.0)       # rtol = inf: not inf * 0
+            # no rtol * |value| where either is 0: rtol = inf on a zero, rtol = 0 on an infinite value
+            allowed = atol + xp.where((magnitude > 0) & (rtol > 0), rtol * magnitude, 0.0)
             # each side off by its roundings, relative and (in the subnormal range) absolute
             needed = bound * (1 + rtol) * (1 + 2.0 ** -50) + 2.0 ** -1072
             relative = (bound < magnitude) & (needed <= allowed * (1 - 2.0 ** -50) - 2.0 ** -1072)
@@ -134,7 +136,7 @@ class TrackedArray(NDArrayOperatorsMixin):
         worst = float(self.relative_error_bound.max()) if self.size else 0.0
         mode = "" if self._confidence is None else f", probabilistic {self._confidence!r}"
         return (f"TrackedArray({body}, dtype={self._dtype.name}, device={self.device}, "
-                f"relative error <= {worst:.3g}{mode})")
+                f"relative error <= {_upward(worst)}{mode})")
 
     def __len__(self):
         return len(self._value)
@@ -244,3 +246,10 @@ def context(arrays, op):
     schemes = {a._dtype for a in arrays}
     d = schemes.pop() if len(schemes) == 1 else promote(*schemes)
     return xp, d, min(confidences) if confidences else None
+
+
+def _upward(x):
+    """``x`` to three significant digits, rounded up (a printed bound is never below the bound)."""
+    if not np.isfinite(x) or x == 0:
+        return f"{x:.3g}"
+    return f"{float(decimal.Context(prec=3, rounding=decimal.ROUND_CEILING).plus(decimal.Decimal(x))):.3g}"
