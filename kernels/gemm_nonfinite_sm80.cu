@@ -19,6 +19,7 @@
 //    exponents sigma = bits - e) as a float64 dot product: the plain one where it stays finite, else
 //    the dot of the row and column scaled to 2-norms <= 2**510, scaled back (±inf beyond the range).
 
+#include "common/chain.cuh"
 #include "common/recompute.cuh"
 
 // a: (a_batches, m, k), b: (b_batches, k, n), c: (batch, m, n) of T, contiguous; a_batches and
@@ -101,6 +102,7 @@ __device__ __forceinline__ unsigned magnitude_bits(float x) { return __float_as_
 __global__ void __launch_bounds__(256)
 sgemm_nonfinite(const float* a, const float* b, float* c, int m, int n, int k, long long batch,
                 int a_batched, int b_batched, float limit) {
+  wait_for_previous_kernel();                          // SGEMM's, when launched to overlap it
   const unsigned top = __float_as_uint(limit);          // bits: no flush, NaN's are the largest
   const long long entries = batch * m * n, quads = entries / 4;
   const long long first = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;

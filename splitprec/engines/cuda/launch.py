@@ -99,13 +99,41 @@ def launch(filename, expression, grid, block, args, shared_bytes=0):
     function(tuple(grid), tuple(block), args, shared_mem=shared_bytes)
 
 
+class _LaunchAttribute(ctypes.Structure):
+    """CUlaunchAttribute: an id, then a 64-byte value union at offset 8."""
+    _fields_ = [("id", ctypes.c_int), ("padding", ctypes.c_char * 4), ("value", ctypes.c_int * 16)]
+
+
+class _LaunchConfig(ctypes.Structure):
+    """CUlaunchConfig of ``cuLaunchKernelEx``."""
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("shared_bytes", ctypes.c_uint),
+                ("stream", ctypes.c_void_p), ("attributes", ctypes.POINTER(_LaunchAttribute)),
+                ("attribute_count", ctypes.c_uint)]
+
+
+_PROGRAMMATIC_STREAM_SERIALIZATION = 6       # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+
+
+@functools.lru_cache(maxsize=None)
+def _launch_kernel_ex():
+    """The CUDA driver's ``cuLaunchKernelEx``, through ctypes (cupy does not wrap it)."""
+    function = ctypes.CDLL("libcuda.so.1").cuLaunchKernelEx
+    function.argtypes = (ctypes.POINTER(_LaunchConfig), ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+    function.restype = ctypes.c_int
+    return function
+
+
 class PreparedLaunch:
     """One instantiation with a fixed grid, block and scalar arguments, launched with new leading
     pointer arguments: the argument block is packed once (``args``: ctypes values, pointers as
-    ``c_void_p``; ``shared_bytes`` of dynamic shared memory) and a call is one ``cuLaunchKernel`` on the current stream, a fraction of a
-    ``RawKernel`` call's host time (the planned calls of ``splitprec._plans``)."""
+    ``c_void_p``; ``shared_bytes`` of dynamic shared memory) and a call is one ``cuLaunchKernel`` on
+    the current stream, a fraction of a ``RawKernel`` call's host time (the planned calls of
+    ``splitprec._plans``). ``overlap=True`` (a kernel that calls ``wait_for_previous_kernel`` before
+    reading the previous kernel's output, ``kernels/common/chain.cuh``): on Hopper its blocks are
+    launched while the stream's previous kernel finishes (programmatic dependent launch), which
+    hides the gap between the two."""
 
-    def __init__(self, filename, expression, grid, block, args, shared_bytes=0):
+    def __init__(self, filename, expression, grid, block, args, shared_bytes=0, overlap=False):
         import cupy
         compiled = kernel(filename, expression)
         if shared_bytes > 48 * 1024:
@@ -117,6 +145,13 @@ class PreparedLaunch:
         self._shape = (*grid, *block)
         self._lock = threading.Lock()        # the argument block is shared: one launch at a time
         self._launch = cupy.cuda.driver.launchKernel
+        self._config = None
+        if overlap and hopper():
+            attribute = _LaunchAttribute(id=_PROGRAMMATIC_STREAM_SERIALIZATION)
+            attribute.value[0] = 1
+            self._attribute = attribute
+            self._config = _LaunchConfig((ctypes.c_uint * 3)(*grid), (ctypes.c_uint * 3)(*block), shared_bytes,
+                                         None, ctypes.pointer(attribute), 1)
 
     def __call__(self, *pointers):
         import cupy
@@ -124,4 +159,11 @@ class PreparedLaunch:
         with self._lock:
             for slot, pointer in zip(self._args, pointers):
                 slot.value = pointer
-            self._launch(self._function, *self._shape, self._shared, stream, ctypes.addressof(self._params), 0)
+            if self._config is None:
+                self._launch(self._function, *self._shape, self._shared, stream, ctypes.addressof(self._params), 0)
+                return
+            self._config.stream = stream
+            status = _launch_kernel_ex()(ctypes.byref(self._config), self._function,
+                                         ctypes.addressof(self._params), None)
+        if status:
+            cupy.cuda.driver.check_status(status)

@@ -66,12 +66,12 @@ def sgemm_limit(k):
 
 def sgemm_fixup(m, n, k, batch, a_batched, b_batched):
     """The prepared launch (``launch.PreparedLaunch``, called with the pointers of ``a``, ``b``,
-    ``c``) of ``fix_sgemm`` for these sizes."""
+    ``c``) of ``fix_sgemm`` for these sizes, overlapping the end of SGEMM (it waits for it)."""
     grid = (max(min(-(-batch * m * n // 1024), 4 * _NONFINITE_BLOCKS), 1), 1, 1)
     args = [ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_int(m), ctypes.c_int(n),
             ctypes.c_int(k), ctypes.c_longlong(batch), ctypes.c_int(a_batched), ctypes.c_int(b_batched),
             ctypes.c_float(sgemm_limit(k))]
-    return PreparedLaunch(NONFINITE_FILE, NONFINITE_EXPRESSION["sgemm"], grid, (256, 1, 1), args)
+    return PreparedLaunch(NONFINITE_FILE, NONFINITE_EXPRESSION["sgemm"], grid, (256, 1, 1), args, overlap=True)
 
 
 def fix_sgemm(a, b, c):
