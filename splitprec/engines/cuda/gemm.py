@@ -16,7 +16,7 @@ import numpy as np
 from ...dtypes import cheapest, dtype, dtypes
 from . import launch
 from .gemm_fused import FUSED_FILE, TILES as FUSED_TILES, fused_expression, fused_launch, gemm_fused
-from .gemm_cublas import cublas_chunk, gemm_cublas, sgemm, sgemm_pointers
+from .gemm_cublas import PreparedSgemm, cublas_chunk, gemm_cublas, sgemm
 from .gemm_sm80 import GEMM_FILE, Tile, gemm_expression, gemm_sm80
 from .gemm_sm90 import GEMM90_FILE, TILE as SM90_TILE, gemm90_expression, gemm_sm90, pieces_expression
 from .nonfinite import NONFINITE_EXPRESSION, NONFINITE_FILE, fix_nonfinite, fix_sgemm, nonfinite_report, sgemm_fixup
@@ -168,13 +168,14 @@ class DirectCall:
     :func:`direct_call`)."""
 
     def __init__(self, shape, launches):
-        self._shape, self._launches = shape, launches
+        import cupy
+        self._shape, self._launches, self._empty = shape, launches, cupy.empty
 
     def __call__(self, a, b):
-        import cupy
-        c = cupy.empty(self._shape, np.float32)
+        c = self._empty(self._shape, np.float32)
+        pointers = (a.data.ptr, b.data.ptr, c.data.ptr)
         for run in self._launches:
-            run(a.data.ptr, b.data.ptr, c.data.ptr)
+            run(*pointers)
         return c
 
 
@@ -199,8 +200,8 @@ def direct_call(a, b, d=None):
     if d is None:
         path = fp32_path(m, n, k, batch)
         if path == "sgemm":
-            sizes = (m, n, k, batch, 0 if own_a < batch else m * k, 0 if own_b < batch else k * n)
-            return DirectCall(shape, (lambda *pointers: sgemm_pointers(*pointers, sizes),
+            return DirectCall(shape, (PreparedSgemm(m, n, k, batch, 0 if own_a < batch else m * k,
+                                                    0 if own_b < batch else k * n),
                                       sgemm_fixup(m, n, k, batch, own_a > 1, own_b > 1)))
         d = dtype(path)
     if d.base not in FORMAT_CODE or auto_engine(d, m, n, k, batch) != "fused":

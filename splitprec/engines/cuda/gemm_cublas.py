@@ -96,18 +96,28 @@ def sgemm(a, b, c):
     (batch, m, n), on the current stream."""
     batch, m, n = c.shape
     k = a.shape[-1]
-    sgemm_pointers(a.data.ptr, b.data.ptr, c.data.ptr,
-                   (m, n, k, batch, 0 if a.shape[0] < batch else m * k, 0 if b.shape[0] < batch else k * n))
+    PreparedSgemm(m, n, k, batch, 0 if a.shape[0] < batch else m * k,
+                  0 if b.shape[0] < batch else k * n)(a.data.ptr, b.data.ptr, c.data.ptr)
     return c
 
 
-def sgemm_pointers(a, b, c, sizes):
-    """``sgemm`` on device pointers, ``sizes``: (m, n, k, batch, A's batch stride, B's batch stride)."""
-    from cupy import cuda
-    from cupy_backends.cuda.libs import cublas
-    m, n, k, batch, stride_a, stride_b = sizes
-    handle = cuda.device.get_cublas_handle()
-    cublas.setStream(handle, cuda.get_current_stream().ptr)
-    scalars = _SGEMM_SCALARS.ctypes.data
-    cublas.gemmStridedBatchedEx(handle, 0, 0, n, m, k, scalars, b, 0, n, stride_b, a, 0, k, stride_a,
-                                scalars + 4, c, 0, n, m * n, batch, SGEMM_COMPUTE, -1)
+class PreparedSgemm:
+    """``sgemm`` for fixed sizes (``stride_a``, ``stride_b``: the operands' batch strides, 0 for one
+    matrix serving every batch entry), called with the device pointers of ``a``, ``b``, ``c``: the
+    constant arguments are packed once (the planned calls of ``splitprec._plans``)."""
+
+    def __init__(self, m, n, k, batch, stride_a, stride_b):
+        from cupy import cuda
+        from cupy_backends.cuda.libs import cublas
+        self._handle, self._stream = cuda.device.get_cublas_handle, cuda.get_current_stream
+        self._set_stream, self._gemm = cublas.setStream, cublas.gemmStridedBatchedEx
+        scalars = _SGEMM_SCALARS.ctypes.data
+        self._sizes = (0, 0, n, m, k, scalars)
+        self._b, self._a = (0, n, stride_b), (0, k, stride_a)
+        self._c = (0, n, m * n, batch, SGEMM_COMPUTE, -1)
+        self._beta = scalars + 4
+
+    def __call__(self, a, b, c):
+        handle = self._handle()
+        self._set_stream(handle, self._stream().ptr)
+        self._gemm(handle, *self._sizes, b, *self._b, a, *self._a, self._beta, c, *self._c)
