@@ -14,6 +14,7 @@ import numpy as np
 
 import splitprec
 from splitprec.dtypes import cheapest, check_precision
+from splitprec.engines.reference.tuning import class_scheme as reference_class_scheme
 
 from . import probabilistic
 from .ozaki_bound import matmul_shapes, ozaki2_gemm_bound
@@ -294,8 +295,10 @@ def _class_pick(a, b, dtype, precision, engine, op):
     if engine not in ENGINES:
         raise ValueError(f"{op}: unknown engine {engine!r}; expected one of 'cpu', 'gpu'")
     precision = check_precision(precision)
-    if precision == "fp64" or engine == "cpu":
+    if precision == "fp64":
         return cheapest(precision).name
+    if engine == "cpu":
+        return reference_class_scheme(precision).name
     a, b = _operand(a, "a", op), _operand(b, "b", op)
     matmul_shapes(a, b, op)
     from splitprec.engines.cuda.gemm import fp32_path

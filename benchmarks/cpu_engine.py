@@ -1,6 +1,6 @@
 """CPU engine against numpy: time and peak memory of each row, splitprec's numpy-input engine beside numpy.
 
-Rows: matmul at 512^3, 2048^3 and 4096^3 (the default ``precision="fp32"`` scheme and every
+Rows: matmul at 512^3, 2048^3 and 4096^3 (the default ``precision="fp32"`` scheme, tf32x3 on the CPU, and every
 multi-part float32 scheme), FFTs of one complex64 line of length 2^16 to 2^22, 1 x k x 1
 bf16x9 vector products (k = 2^18, 2^20) and the 2048^3 ``precision="fp64"`` (adaptive Ozaki-II) product, each beside
 numpy's own call on the same inputs (float32 matmul, ``numpy.fft.fft`` on complex64, float64 matmul).
@@ -36,6 +36,7 @@ from splitprec.accuracy import fft_bound
 from splitprec.accuracy.bounds import gemm_bound
 from splitprec.dtypes import cheapest
 from splitprec.engines.reference.gemm import narrow_matmul
+from splitprec.engines.reference.tuning import class_scheme
 from splitprec.split import split
 
 MATMUL_SIZES = (512, 2048, 4096)
@@ -43,7 +44,8 @@ MATMUL_SCHEMES = ("fp32", "tf32x3", "bf16x3", "bf16x6", "bf16x9", "fp16x3")
 FFT_LOG2 = (16, 18, 20, 22)
 VECTOR_KS = (2 ** 18, 2 ** 20)   # two lengths: the split's cost should grow linearly in k
 FP64_SIZE = 2048
-DEFAULT_FP32 = cheapest("fp32")   # what precision="fp32" and the ffts' default run on the CPU
+MATMUL_FP32 = class_scheme("fp32")   # what precision="fp32" (the default) runs for products on the CPU
+FFT_FP32 = cheapest("fp32")          # the ffts' default
 QUICK = {"matmul": (512, 2048), "fft": (16, 20), "schemes": ("fp32", "bf16x9")}
 
 
@@ -115,14 +117,14 @@ def check_accuracy(rng):
     a, b = (rng.standard_normal((512, 512)).astype(np.float32) for _ in range(2))
     exact = a.astype(np.float64) @ b.astype(np.float64)
     for name in MATMUL_SCHEMES:
-        d = DEFAULT_FP32 if name == "fp32" else name
+        d = MATMUL_FP32 if name == "fp32" else name
         ratio = float((np.abs(sp.matmul(a, b, dtype=d) - exact) / gemm_bound(a, b, d)).max())
         assert ratio <= 1, f"matmul {name} exceeds its bound: max error/bound = {ratio!r}"
     for log2n in FFT_LOG2:
         x = rng.standard_normal(2 ** (log2n + 1)).astype(np.float32).view(np.complex64)
         exact = np.fft.fft(x.astype(np.complex128))
         error = np.linalg.norm(sp.fft.fft(x) - exact) / np.linalg.norm(exact)
-        bound = fft_bound(x, DEFAULT_FP32)
+        bound = fft_bound(x, FFT_FP32)
         assert error <= bound, f"fft 2^{log2n} exceeds its bound: {error!r} > {bound!r}"
 
 
@@ -132,7 +134,7 @@ def matmul_rows(rng, sizes, schemes, args):
         a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
         for name in schemes:
             kwargs = {"precision": "fp32"} if name == "fp32" else {"dtype": name}
-            floor = products_floor(a, b, DEFAULT_FP32 if name == "fp32" else name)
+            floor = products_floor(a, b, MATMUL_FP32 if name == "fp32" else name)
             rows.append(row("matmul", name, f"{n}^3", lambda: sp.matmul(a, b, **kwargs),
                             lambda: np.matmul(a, b), (a, b), args, floor))
     return rows

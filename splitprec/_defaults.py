@@ -1,8 +1,9 @@
 """The scheme a call runs when it names none: :func:`default_scheme`, per thread and task.
 
 Each target has its own default: float32 data (``matmul``, the ffts, ``asarray``) and float64 data
-(``matmul``). A default is a scheme or a precision class (``"fp32"``, ``"fp64"``: the cheapest scheme
-of that class on the CPU; on the GPU the class's fastest path per shape, cuBLAS SGEMM included); the built-in defaults are the
+(``matmul``). A default is a scheme or a precision class (``"fp32"``, ``"fp64"``: for products the
+class's fastest scheme on the CPU engine, and on the GPU its fastest path per shape, cuBLAS SGEMM
+included; elsewhere the cheapest scheme of the class, ``dtypes.cheapest``); the built-in defaults are the
 classes. The defaults live in a :class:`contextvars.ContextVar`, as :mod:`decimal`'s context does:
 a change applies to the thread (or asyncio task) that makes it, and a new thread starts from the
 built-in defaults (``contextvars.copy_context().run`` carries them into one).

@@ -1,8 +1,9 @@
 """Matrix products in a split-precision scheme: ``matmul``.
 
-``dtype`` names the scheme (see :func:`splitprec.dtypes`); ``precision="fp32"`` picks the cheapest
-scheme whose bound is fp32 class (on cupy arrays the fastest fp32-class path of the shape, cuBLAS
-SGEMM included: ``engines.cuda.gemm.fp32_path``), ``precision="fp64"`` the adaptive ``ozaki2_int8_adaptive``
+``dtype`` names the scheme (see :func:`splitprec.dtypes`); ``precision="fp32"`` picks the fastest
+fp32-class path of the engine (on numpy arrays the scheme measured fastest on the CPU engine,
+``engines.reference.tuning``; on cupy arrays the fastest path of the shape, cuBLAS SGEMM included:
+``engines.cuda.gemm.fp32_path``), ``precision="fp64"`` the adaptive ``ozaki2_int8_adaptive``
 (DGEMM's worst-case bound on every input, docs/ozaki.md). With neither, the
 operands' dtype decides the target: float32 (and float16, bfloat16) operands run the float32
 default (``splitprec.default_scheme``: the fp32 class unless set), float64 operands the float64
@@ -32,10 +33,11 @@ import numpy as np
 from ._backend import broadcast_shapes, dask_layer, is_cupy, is_dask, namespace
 from . import _plans, interop
 from ._defaults import class_of, resolve
-from .dtypes import PRECISIONS, SchemeLike, cheapest, dtype as get_dtype
+from .dtypes import PRECISIONS, SchemeLike, dtype as get_dtype
 from .engines import fp64
 from .engines.cuda import gemm as cuda_gemm
 from .engines.reference import gemm as reference_gemm
+from .engines.reference.tuning import class_scheme as reference_class_scheme
 from .interop import Array, ArrayLike
 from .split import Parts
 
@@ -45,13 +47,13 @@ __dir__ = functools.partial(sorted, __all__)       # dir() shows the public name
 
 def _scheme(dtype, precision, op, on_gpu=False, target="float32"):
     """The scheme of a product: ``dtype``, else the ``precision`` class's pick, else the default for
-    operands of ``target`` (class picks: ``cuda_gemm.class_scheme`` on the GPU, the cheapest on the
-    CPU; ``matmul`` on cupy arrays runs the fp32 class by shape instead, ``cuda_gemm.fp32_path``).
+    operands of ``target`` (class picks: ``cuda_gemm.class_scheme`` on the GPU, ``reference_class_scheme``
+    on the CPU; ``matmul`` on cupy arrays runs the fp32 class by shape instead, ``cuda_gemm.fp32_path``).
     ``dtype="fp32"`` (which ``default_scheme`` takes) is refused pointing to ``precision=``."""
     if precision is None and isinstance(dtype, str) and dtype.lower() in PRECISIONS:
         raise ValueError(f"{op}: dtype={dtype!r} is a precision class, not a scheme; expected "
                          f"precision={dtype.lower()!r}, or a scheme name as dtype (splitprec.dtypes())")
-    return resolve(dtype, precision, target=target, op=op, pick=cuda_gemm.class_scheme if on_gpu else cheapest)
+    return resolve(dtype, precision, target=target, op=op, pick=cuda_gemm.class_scheme if on_gpu else reference_class_scheme)
 
 
 def _target(a, b, op):
@@ -208,9 +210,9 @@ def matmul(a: ArrayLike, b: ArrayLike, /, out: Array | None = None, *, dtype: Sc
         Scheme name, e.g. ``"tf32x3"``, ``"bf16x9"``, ``"BF16_BF16_F32_X9"``, ``"ozaki2_int8x14"``;
         see ``splitprec.dtypes()``.
     precision : {"fp32", "fp64"}, optional
-        Pick the cheapest scheme whose bound is fp32 class (cupy arrays: the fastest fp32-class
-        path of the shape, cuBLAS SGEMM included; bound ``accuracy.gemm_bound(a, b,
-        precision="fp32", engine="gpu")``), or for ``"fp64"``
+        Pick the fastest path whose bound is fp32 class (numpy arrays: the scheme measured fastest
+        on the CPU engine, ``tf32x3``; cupy arrays: the fastest path of the shape, cuBLAS SGEMM
+        included; bound ``accuracy.gemm_bound(a, b, precision="fp32", engine=...)``), or for ``"fp64"``
         ``ozaki2_int8_adaptive``: DGEMM's worst-case bound on every input (docs/ozaki.md). With neither ``dtype`` nor ``precision``, the operands' dtype picks the
         target and :func:`splitprec.default_scheme` the scheme (module docstring).
     axes : list of tuples of ints, optional

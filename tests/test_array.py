@@ -556,7 +556,7 @@ def test_matmul_accepts_dtype_and_out_for_splitarrays():
     c = sp.matmul(a, b, dtype="bf16x9")
     assert c.dtype.name == "bf16x9"
     assert_same(c.to_numpy(), sp.matmul(x, y, dtype="bf16x9"))
-    assert sp.matmul(a, b, precision="fp32").dtype.name == "bf16x6"      # the cheapest fp32 class
+    assert sp.matmul(a, b, precision="fp32").dtype.name == "tf32x3"      # the fp32 class on the CPU engine
     out = sp.zeros((4, 3), dtype="tf32")
     assert sp.matmul(a, b, out=out) is out
     assert_same(out.to_numpy(), sp.matmul(x, y, dtype="tf32"))

@@ -37,7 +37,7 @@ def test_the_setter_applies_to_matmul_the_ffts_and_asarray():
     np.testing.assert_array_equal(sp.fft.fftconvolve(a[0], b[:, 0]), sp.fft.fftconvolve(a[0], b[:, 0], dtype="bf16"))
     assert sp.asarray(a).dtype.name == "bf16" and sp.zeros(2).dtype.name == "bf16"
     np.testing.assert_array_equal(sp.matmul(a, b, dtype="tf32x3"), sp.matmul(a, b, dtype="tf32x3"))
-    np.testing.assert_array_equal(sp.matmul(a, b, precision="fp32"), sp.matmul(a, b, dtype="bf16x6"))
+    np.testing.assert_array_equal(sp.matmul(a, b, precision="fp32"), sp.matmul(a, b, dtype="tf32x3"))
 
 
 def test_with_sets_the_default_for_the_block_only():
@@ -63,7 +63,7 @@ def test_float64_default_is_separate_from_the_float32_one():
     with sp.default_scheme("ozaki2_int8x16"):
         assert sp.default_scheme() == {"float32": "fp32", "float64": "ozaki2_int8x16"}
         np.testing.assert_array_equal(sp.matmul(a64, b64), sp.matmul(a64, b64, dtype="ozaki2_int8x16"))
-        np.testing.assert_array_equal(sp.matmul(a, b), sp.matmul(a, b, dtype="bf16x6"))
+        np.testing.assert_array_equal(sp.matmul(a, b), sp.matmul(a, b, dtype="tf32x3"))
         with sp.default_scheme("fp64"):
             np.testing.assert_array_equal(sp.matmul(a64, b64), sp.matmul(a64, b64, precision="fp64"))
 

@@ -196,7 +196,7 @@ def test_float64_operands_run_the_fp64_class_and_float32_the_fp32_class():
     assert c.dtype == np.float64
     np.testing.assert_array_equal(c, sp.matmul(a64, b64, dtype="ozaki2_int8_adaptive"))
     a, b = a64.astype(np.float32), b64.astype(np.float32)
-    np.testing.assert_array_equal(sp.matmul(a, b), sp.matmul(a, b, dtype="bf16x6"))
+    np.testing.assert_array_equal(sp.matmul(a, b), sp.matmul(a, b, dtype="tf32x3"))
 
 
 def test_integers_and_python_data_take_the_other_operands_target():

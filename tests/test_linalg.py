@@ -1,4 +1,6 @@
 """sp.matmul: numpy's matmul semantics, non-finite values, errors, and a first accuracy check."""
+import json
+import pathlib
 import tracemalloc
 
 import numpy as np
@@ -6,10 +8,12 @@ import pytest
 from hypothesis import given, strategies as st
 
 import splitprec as sp
+from splitprec.engines.reference import tuning as reference_tuning
 
 ALL_DTYPES = sp.dtypes("float32")
 FP32_CLASS = [n for n in ALL_DTYPES if sp.dtype(n).fp32_class]
 rng = np.random.default_rng(2024)
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def randn(*shape):
@@ -51,10 +55,24 @@ def test_matmul_writes_into_out_and_returns_it():
     assert np.array_equal(out, sp.matmul(a, b, dtype="bf16x6"))
 
 
-def test_precision_fp32_picks_the_cheapest_fp32_class_scheme():
+def test_precision_fp32_picks_the_fp32_class_scheme_measured_fastest_on_the_cpu():
+    """The CPU engine's pick (tuning.json) is fp32 class and, at every matmul size of its source
+    measurement, within 5% of the fastest fp32-class scheme there; the default runs it."""
+    name = reference_tuning.TUNING["precision_fp32"]["scheme"]
+    assert sp.dtype(name).fp32_class and reference_tuning.class_scheme("fp32") == sp.dtype(name)
+    source = json.loads((ROOT / reference_tuning.TUNING["precision_fp32"]["source"]).read_text())
+    sizes = {}
+    for row in source["results"]:
+        if row["op"] == "matmul" and row["name"] in sp.dtypes("float32") and sp.dtype(row["name"]).fp32_class:
+            sizes.setdefault(row["size"], {})[row["name"]] = row["seconds"]
+    sizes = {size: times for size, times in sizes.items() if name in times}
+    assert len(sizes) >= 3 and all(len(times) >= 3 for times in sizes.values()), sizes
+    for size, times in sizes.items():
+        assert times[name] <= 1.05 * min(times.values()), (size, times)
     a, b = randn(8, 9), randn(9, 10)
-    assert np.array_equal(sp.matmul(a, b, precision="fp32"), sp.matmul(a, b, dtype="bf16x6"))
-    assert np.array_equal(sp.matmul(a, b), sp.matmul(a, b, dtype="bf16x6"))
+    assert np.array_equal(sp.matmul(a, b, precision="fp32"), sp.matmul(a, b, dtype=name))
+    assert np.array_equal(sp.matmul(a, b), sp.matmul(a, b, dtype=name))
+    assert reference_tuning.class_scheme("fp64") == sp.dtype("ozaki2_int8_adaptive")
 
 
 def test_float16_operands_are_widened_exactly():
@@ -118,7 +136,7 @@ def _read_only(shape):
     (lambda: sp.matmul(np.ones((2, 3)), np.ones((3, 2), np.float32)), TypeError,
      r"^matmul: a has dtype float64 and b has dtype float32; the operands' dtype picks the target"),
     (lambda: sp.matmul(np.ones((2, 3)), np.ones((3, 2), np.float32), precision="fp32"), TypeError,
-     r"^matmul: a has dtype float64; scheme 'bf16x6' accepts float32, float16 or bfloat16 data"),
+     r"^matmul: a has dtype float64; scheme 'tf32x3' accepts float32, float16 or bfloat16 data"),
     (lambda: sp.matmul(np.ones((2, 3), np.float32), np.full((3, 2), 2 ** 24 + 1, np.int32), dtype="tf32x3"),
      TypeError, r"^matmul: b holds a value that float32 cannot hold exactly \(16777217\)"),
     (lambda: sp.matmul(np.ones((2, 3), np.complex64), np.ones((3, 2), np.float32)), TypeError,

@@ -574,7 +574,7 @@ def asarray(x, dtype=None, *, device=None):
     dtype : str or SplitDType, optional
         Scheme name, e.g. ``"bf16x9"``. Default: ``x``'s scheme for a SplitArray, otherwise the
         float32 default of :func:`splitprec.default_scheme` (unless set, the cheapest fp32-class
-        scheme, as :func:`splitprec.matmul`).
+        scheme, ``bf16x6``).
     device : {"cpu", "gpu"}, optional
         Storage: numpy (cpu) or cupy (gpu). Default: where ``x`` is (lists and scalars: cpu).
 
