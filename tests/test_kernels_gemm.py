@@ -522,3 +522,15 @@ def test_gpu_precision_fp32_runs_the_path_of_the_shape(monkeypatch):
     monkeypatch.setattr(cuda_gemm, "SGEMM_BELOW", {"min_mn": 0, "k": 0, "work": 0})
     sp._plans.clear()                   # the plan of the first call holds its path
     cupy.testing.assert_array_equal(sp.matmul(a, b, precision="fp32"), sp.matmul(a, b, dtype=cuda_gemm.FP32_SCHEME))
+
+
+def test_launch_config_structures_have_the_cuda_driver_layout():
+    """``cuLaunchKernelEx`` reads CUlaunchConfig and CUlaunchAttribute by the driver's layout
+    (cuda.h: three grid and three block dimensions, the shared bytes, the stream at offset 32, the
+    attribute pointer and count; an attribute's 64-byte value union at offset 8)."""
+    import ctypes
+    config, attribute = launch._LaunchConfig, launch._LaunchAttribute
+    assert [getattr(config, name).offset for name in ("grid", "block", "shared_bytes", "stream", "attributes",
+                                                       "attribute_count")] == [0, 12, 24, 32, 40, 48]
+    assert ctypes.sizeof(config) == 56
+    assert (attribute.value.offset, ctypes.sizeof(attribute)) == (8, 72)
