@@ -177,8 +177,9 @@ def gemm_bound(a, b, dtype=None, engine="cpu", *, precision=None, k_block=None, 
         tensor-core accumulators over k-blocks, blocks added in float32 RN.
     precision : {"fp32", "fp64"}, keyword-only
         The bound of ``matmul``'s class pick for this shape and engine: on the GPU ``"fp32"`` runs
-        cuBLAS SGEMM for the shapes where it is the fastest (``splitprec.engines.cuda.gemm.fp32_path``),
-        whose bound is ``gamma_{k+1} |A||B|`` plus the subnormal terms (docs/bounds.md, section 16).
+        float32 itself (cuBLAS SGEMM, or ``sgemm_small`` for small products) for the shapes where it
+        is the fastest (``splitprec.engines.cuda.gemm.fp32_path``), whose bound is
+        ``gamma_{k+1} |A||B|`` plus the subnormal terms (docs/bounds.md, section 16).
     k_block : int or None, keyword-only
         Longest run of k of hi*hi that the GPU engine accumulates in the tensor core before
         promoting; None: the longest of splitprec's GPU engines for this scheme
@@ -240,10 +241,10 @@ def _gemm_bound(a, b, dtype, engine, precision, k_block, small_k_block, kind, co
     op = "gemm_bound"
     if dtype is None or precision is not None:
         dtype = _class_pick(a, b, dtype, precision, engine, op)
-        if dtype == "sgemm":
+        if dtype in FLOAT32_PATHS:
             probabilistic.check_kind(kind, confidence, op)
             if kind != "rigorous" or chunks is not None:
-                raise ValueError(f"{op}: precision={precision!r} runs cuBLAS SGEMM for these shapes on the "
+                raise ValueError(f"{op}: precision={precision!r} runs float32 itself for these shapes on the "
                                  "GPU, whose bound is rigorous and unchunked; expected kind='rigorous', chunks=None")
             return sgemm_bound(a, b)
     random_errors = probabilistic.check_kind(kind, confidence, op)
@@ -286,8 +287,12 @@ def _gemm_bound(a, b, dtype, engine, precision, k_block, small_k_block, kind, co
     return infinite_where_unbounded(bound, overflow, a, b)
 
 
+FLOAT32_PATHS = ("sgemm", "sgemm_small")    # precision="fp32"'s GPU paths that are float32 itself
+
+
 def _class_pick(a, b, dtype, precision, engine, op):
-    """The scheme (or ``"sgemm"``) that ``matmul(a, b, precision=precision)`` runs on ``engine``."""
+    """The scheme (or a path of ``FLOAT32_PATHS``) that ``matmul(a, b, precision=precision)`` runs
+    on ``engine``."""
     if dtype is not None:
         raise ValueError(f"{op}: give dtype or precision, not both (got dtype={dtype!r}, precision={precision!r})")
     if precision is None:
@@ -307,8 +312,8 @@ def _class_pick(a, b, dtype, precision, engine, op):
 
 
 def sgemm_bound(a, b):
-    """Per-entry bound on the error of ``precision="fp32"``'s cuBLAS SGEMM path (docs/bounds.md,
-    section 16): at most 2k float32 roundings per entry in any order of summation, ``gamma_{k+1}
+    """Per-entry bound on the error of ``precision="fp32"``'s float32 paths, cuBLAS SGEMM and
+    ``sgemm_small`` (docs/bounds.md, section 16): at most 2k float32 roundings per entry in any order of summation, ``gamma_{k+1}
     |A||B|``; the subnormal inputs' products ``|A_sub||B| + |A||B_sub|`` and ``2k 2^-126`` in case
     the kernel flushes subnormal inputs or results; ``inf`` where the product may overflow (those
     entries are recomputed in float64) or is NaN/inf."""

@@ -516,7 +516,8 @@ def test_gpu_precision_fp32_runs_the_path_of_the_shape(monkeypatch):
     """``precision="fp32"`` is cuBLAS SGEMM (pedantic float32) where ``fp32_path`` says so, the
     named scheme elsewhere, bit for bit."""
     import cupy
-    a, b = cupy.asarray(randn(40, 64)), cupy.asarray(randn(64, 24))
+    a, b = cupy.asarray(randn(40, 96)), cupy.asarray(randn(96, 24))
+    assert cuda_gemm.fp32_path(40, 24, 96, 1) == "sgemm"
     c = cupy.empty((1, 40, 24), np.float32)
     cupy.testing.assert_array_equal(sp.matmul(a, b, precision="fp32"), gemm_cublas.sgemm(a[None], b[None], c)[0])
     monkeypatch.setattr(cuda_gemm, "SGEMM_BELOW", {"min_mn": 0, "k": 0, "work": 0})

@@ -19,7 +19,7 @@ from splitprec import _plans
 from splitprec.accuracy import gemm_bound
 from splitprec.accuracy.bounds import sgemm_bound
 from splitprec.accuracy.reference import exact_matmul
-from splitprec.engines.cuda import gemm as cuda_gemm, replay
+from splitprec.engines.cuda import gemm as cuda_gemm, replay, sgemm_small as cuda_sgemm_small
 from splitprec.engines.cuda.nonfinite import FP32_MAX, sgemm_limit
 from splitprec.engines.cuda.tuning import TUNING
 
@@ -34,10 +34,10 @@ def randn(*shape):
 # ---- the path of precision="fp32" --------------------------------------------------------------
 
 def _measured_shapes():
-    """Per shape, the event times of each path: the rule's source, and its fused rule's newer one
-    where both measured a shape."""
+    """Per shape, the event times of each path: the rule's source, and its small-product rule's
+    newer one where both measured a shape."""
     shapes = {}
-    for source in (TUNING["precision_fp32"]["source"], TUNING["precision_fp32"]["fused"]["source"]):
+    for source in (TUNING["precision_fp32"]["source"], TUNING["precision_fp32"]["small"]["source"]):
         for r in json.loads((ROOT / source).read_text())["results"]:
             shapes[r["m"], r["n"], r["k"], r["batch"]] = {}
         for r in json.loads((ROOT / source).read_text())["results"]:
@@ -46,13 +46,14 @@ def _measured_shapes():
 
 
 def test_fp32_path_is_the_fastest_measured_path_of_every_shape():
-    """Per shape of the source measurement, the chosen path (SGEMM or the scheme) is within 5% of
-    the fastest of SGEMM and the fp32-class schemes; the table covers square, batched and skinny."""
+    """Per shape of the source measurement, the chosen path (SGEMM, sgemm_small or the scheme) is
+    within 5% of the fastest of them and the fp32-class schemes; the table covers square, batched
+    and skinny."""
     shapes = _measured_shapes()
     regimes = {"square": 0, "batched": 0, "skinny": 0}
     for (m, n, k, batch), times in shapes.items():
-        candidates = {name: t for name, t in times.items()
-                      if name == "cublas_sgemm" or (name in sp.dtypes("float32") and sp.dtype(name).fp32_class)}
+        candidates = {name: t for name, t in times.items() if name in ("cublas_sgemm", "sgemm_small")
+                      or (name in sp.dtypes("float32") and sp.dtype(name).fp32_class)}
         path = cuda_gemm.fp32_path(m, n, k, batch)
         chosen = times["cublas_sgemm" if path == "sgemm" else path]
         assert chosen <= 1.05 * min(candidates.values()), ((m, n, k, batch), path, candidates)
@@ -68,12 +69,12 @@ def test_fp32_path_takes_sgemm_below_each_threshold_only():
     assert cuda_gemm.fp32_path(large, large, below["k"] - 1, 1) == "sgemm"
     side = round(below["work"] ** (1 / 3))
     assert cuda_gemm.fp32_path(side // 2, side // 2, side // 2, 7) == "sgemm"
-    fused = TUNING["precision_fp32"]["fused"]                        # the smallest: the scheme, fused
-    assert cuda_gemm.fp32_path(fused["max_mn"], 1, fused["max_k"], 1 << 16) == TUNING["precision_fp32"]["scheme"]
-    assert cuda_gemm.fp32_path(fused["max_mn"] + 1, 1, fused["max_k"], 1 << 16) == "sgemm"
-    assert cuda_gemm.fp32_path(fused["max_mn"], 1, fused["max_k"] + 1, 1 << 16) == "sgemm"
-    assert cuda_gemm.auto_engine(sp.dtype(TUNING["precision_fp32"]["scheme"]), fused["max_mn"], fused["max_mn"],
-                                 fused["max_k"], 1) == "fused"
+    small = TUNING["precision_fp32"]["small"]                        # the smallest: one float32 pass
+    assert cuda_gemm.fp32_path(small["max_mn"], 1, small["max_k"], 1 << 16) == "sgemm_small"
+    assert cuda_gemm.fp32_path(1, small["max_mn"], small["max_k"], 1) == "sgemm_small"
+    assert cuda_gemm.fp32_path(small["max_mn"] + 1, 1, small["max_k"], 1 << 16) == "sgemm"
+    assert cuda_gemm.fp32_path(small["max_mn"], 1, small["max_k"] + 1, 1 << 16) == "sgemm"
+    assert max(small["max_mn"], small["max_k"]) <= cuda_sgemm_small.MAX
     assert sp.dtype(TUNING["precision_fp32"]["scheme"]).fp32_class
 
 
@@ -270,10 +271,10 @@ def test_replayed_matmul_is_bit_identical_to_a_first_call(dtype, precision, shap
     broadcast = len(shape_a) > 2 and len(shape_b) > 2 and shape_a[:-2] != shape_b[:-2]
     m, k, n = (shape_a[-2] if len(shape_a) > 1 else 1), shape_a[-1], (shape_b[-1] if len(shape_b) > 1 else 1)
     batch = int(np.prod(np.broadcast_shapes(shape_a[:-2], shape_b[:-2])))
-    sgemm = dtype is None and cuda_gemm.fp32_path(m, n, k, batch) == "sgemm"
+    sgemm = dtype is None and cuda_gemm.fp32_path(m, n, k, batch) in ("sgemm", "sgemm_small")
     fused = not sgemm and max(m, n) <= cuda_gemm.FUSED["max_mn"] and k <= cuda_gemm.FUSED["max_k"]
     if sgemm:
-        assert how == ("eager" if broadcast else "direct"), how           # SGEMM: its own launches
+        assert how == ("eager" if broadcast else "direct"), how           # SGEMM, sgemm_small: own launches
     elif fused and not broadcast:
         assert how == "direct", how                                       # the fused engine's one launch
     elif replay.capturable((a, b, c)):
@@ -352,13 +353,82 @@ def test_precision_fp32_sgemm_path_within_bound(shape_a, shape_b):
     assert (np.abs(c - exact_matmul(a, b)) <= bound).all()
 
 
+def _fma_float32(x, y, z):
+    """``fma(x, y, z)`` of float32 arrays, rounded once to float32 (ties to even, subnormals kept):
+    ``x y`` is exact in float64, their sum's float64 rounding error is recovered exactly (TwoSum),
+    and it decides the one case float32(float64 sum) can get wrong, a sum that rounded onto a
+    float32 midpoint."""
+    p = x.astype(np.float64) * y
+    s = p + z
+    t = s - p
+    error = (p - (s - t)) + (z - t)
+    r = s.astype(np.float32)
+    other = np.nextafter(r, np.where(s > r, np.float32(np.inf), np.float32(-np.inf)))
+    midpoint = (r.astype(np.float64) + other) / 2 == s
+    up, down = np.maximum(r, other), np.minimum(r, other)
+    return np.where(midpoint & (error > 0), up, np.where(midpoint & (error < 0), down, r))
+
+
+def _sequential_fma_matmul(a, b):
+    """float32 ``a @ b`` with one FMA per term in k order from +0 (broadcast batches), as sgemm_small."""
+    a, b = np.broadcast_arrays(a[..., :, :, None], b[..., None, :, :])      # (..., m, k, n)
+    c = np.zeros(a.shape[:-3] + (a.shape[-3], a.shape[-1]), np.float32)
+    for q in range(a.shape[-2]):
+        c = _fma_float32(a[..., :, q, :], b[..., q, :], c)
+    return c
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape_a, shape_b", [((3, 5, 9), (3, 9, 7)), ((4, 16, 16), (16, 12)), ((1, 64), (64, 64)),
+                                              ((64, 64, 64), (64, 64, 64)), ((2, 3, 33, 2), (1, 2, 61))])
+def test_gpu_sgemm_small_is_a_float32_fma_chain_bit_for_bit(shape_a, shape_b):
+    """``precision="fp32"`` on small products runs ``sgemm_small``: each entry the float32 FMA chain
+    over k in order (vector and scalar copies, broadcast batches, subnormal inputs and products),
+    the same bits on every call."""
+    cupy = _cupy()
+    a, b = randn(*shape_a), randn(*shape_b)
+    a[..., 0, :] *= np.float32(2.0 ** -140)
+    b[..., :, 1] *= np.float32(2.0 ** -20)
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    assert cuda_gemm.fp32_path(m, n, k, 2) == "sgemm_small"
+    expected = _sequential_fma_matmul(a, b)
+    for _ in range(3):
+        c = cupy.asnumpy(sp.matmul(cupy.asarray(a), cupy.asarray(b), precision="fp32"))
+        np.testing.assert_array_equal(c.view(np.uint32), expected.view(np.uint32))
+
+
+def test_fma_float32_rounds_once():
+    """The reference FMA of the test above against exact rational arithmetic, midpoints included."""
+    from fractions import Fraction
+    local = np.random.default_rng(5)
+    x = local.standard_normal(4000).astype(np.float32)
+    y = local.standard_normal(4000).astype(np.float32)
+    z = (local.standard_normal(4000) * 2.0 ** local.integers(-40, 40, 4000)).astype(np.float32)
+    x[:3], y[:3], z[:3] = 1 + 2.0 ** -23, 1 + 2.0 ** -23, -1.0      # exact 2^-22 + 2^-46
+    x[3], y[3], z[3] = 1 + 2.0 ** -23, 1 - 2.0 ** -23, 2.0 ** 24 + 2   # 2^24 + 3 - 2^-46: float64 rounds it onto a midpoint
+    got = _fma_float32(x, y, z)
+    assert got[3] == 2.0 ** 24 + 2 and np.float32(float(x[3]) * float(y[3]) + float(z[3])) == 2.0 ** 24 + 4
+    for i in range(len(x)):
+        exact = Fraction(float(x[i])) * Fraction(float(y[i])) + Fraction(float(z[i]))
+        below = np.float32(float(exact))
+        neighbours = [below, np.nextafter(below, np.float32(np.inf)), np.nextafter(below, np.float32(-np.inf))]
+        best = min(neighbours, key=lambda v: (abs(Fraction(float(v)) - exact), int(v.view(np.uint32)) & 1))
+        assert got[i] == best, (i, x[i], y[i], z[i])
+
+
 @pytest.mark.gpu
 def test_gpu_precision_fp32_within_bound(monkeypatch):
-    """Both paths of ``precision="fp32"`` (SGEMM, and the scheme where the table takes it) within
-    ``gemm_bound(..., precision="fp32", engine="gpu")``, with the float64 product's NaN/inf and range."""
+    """Every path of ``precision="fp32"`` (sgemm_small, SGEMM, and the scheme where the table takes
+    it) within ``gemm_bound(..., precision="fp32", engine="gpu")``, with the float64 product's NaN/inf
+    and range."""
     cupy = _cupy()
-    for below in (TUNING["precision_fp32"]["sgemm_below"], {"min_mn": 0, "k": 0, "work": 0}):
+    none = {"max_mn": 0, "max_k": 0}
+    for small, below, path in ((TUNING["precision_fp32"]["small"], TUNING["precision_fp32"]["sgemm_below"], "sgemm_small"),
+                               (none, TUNING["precision_fp32"]["sgemm_below"], "sgemm"),
+                               (none, {"min_mn": 0, "k": 0, "work": 0}, cuda_gemm.FP32_SCHEME)):
+        monkeypatch.setattr(cuda_gemm, "SMALL_FP32", small)
         monkeypatch.setattr(cuda_gemm, "SGEMM_BELOW", below)
+        assert cuda_gemm.fp32_path(30, 20, 50, 2) == path
         a, b = randn(2, 30, 50), randn(1, 50, 20)
         a[1, 3, 4], a[0, 7, 0], b[0, 2, 9] = -np.inf, np.nan, np.inf
         a[0, 11, :], b[0, 11, 5] = 0.0, 0.0

@@ -9,17 +9,17 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-// BYTES-byte global->shared copy (8 or 16; 16 bypasses L1); valid == false writes BYTES zero bytes
-// (rows past a matrix edge) and reads nothing.
+// BYTES-byte global->shared copy (4, 8 or 16; 16 bypasses L1); valid == false writes BYTES zero
+// bytes (rows past a matrix edge) and reads nothing.
 template <int BYTES>
 __device__ __forceinline__ void copy_async(void* smem, const void* gmem, bool valid) {
-  static_assert(BYTES == 8 || BYTES == 16, "copy_async: 8 or 16 bytes");
+  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "copy_async: 4, 8 or 16 bytes");
   if constexpr (BYTES == 16)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
                  :: "r"(shared_address(smem)), "l"(gmem), "r"(valid ? 16 : 0));
   else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n"
-                 :: "r"(shared_address(smem)), "l"(gmem), "r"(valid ? 8 : 0));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n"
+                 :: "r"(shared_address(smem)), "l"(gmem), "n"(BYTES), "r"(valid ? BYTES : 0));
 }
 
 __device__ __forceinline__ void copy_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }

@@ -7,7 +7,8 @@ is ``accuracy.gemm_bound(..., engine="gpu")`` (docs/bounds.md, section 5). The e
 (gemm_sm90, Hopper), ``"sm80"`` (gemm_sm80, mma.sync), ``"cublas"`` (gemm_cublas), ``"fused"``
 (gemm_fused: split as loaded, for batches of small matrices; bit for bit ``"sm80"``'s). ``"auto"``
 picks one by shape from the measurements in ``tuning.json`` (docs/kernels.md). ``precision="fp32"``
-runs ``matmul_fp32``: per shape, cuBLAS SGEMM or the fastest fp32-class scheme (``fp32_path``).
+runs ``matmul_fp32``: per shape, cuBLAS SGEMM, the float32 kernel for batches of small products
+(sgemm_small) or the fastest fp32-class scheme (``fp32_path``).
 """
 import math
 
@@ -20,6 +21,7 @@ from .gemm_cublas import PreparedSgemm, cublas_chunk, gemm_cublas, sgemm
 from .gemm_sm80 import GEMM_FILE, Tile, gemm_expression, gemm_sm80
 from .gemm_sm90 import GEMM90_FILE, TILE as SM90_TILE, gemm90_expression, gemm_sm90, pieces_expression
 from .nonfinite import NONFINITE_EXPRESSION, NONFINITE_FILE, fix_nonfinite, fix_sgemm, nonfinite_report, sgemm_fixup
+from .sgemm_small import EXPRESSION as SMALL_EXPRESSION, SMALL_FILE, sgemm_small, small_launch
 from .split import FORMAT_CODE, SCALE_FILE, SPLIT_FILE, cached_split, flatten_batch, padded_k, split_expression, \
     product_shape, unscale
 from .tuning import TUNING
@@ -33,7 +35,7 @@ CUBLAS_MIN_WORK = TUNING["cublas"]["min_work"]
 CUBLAS_LARGE = frozenset(TUNING["cublas"]["large_schemes"])
 FUSED = TUNING["fused"]
 SGEMM_BELOW = TUNING["precision_fp32"]["sgemm_below"]
-FUSED_FP32 = TUNING["precision_fp32"]["fused"]
+SMALL_FP32 = TUNING["precision_fp32"]["small"]
 FP32_SCHEME = TUNING["precision_fp32"]["scheme"]
 
 
@@ -56,12 +58,12 @@ def class_scheme(precision):
 
 
 def fp32_path(m, n, k, batch):
-    """What ``precision="fp32"`` runs on the GPU for a (batch of) m x n x k product: ``"sgemm"``
-    (cuBLAS SGEMM, fp32 itself) where the measurements in ``tuning.json`` found it the fastest
-    (``min(m, n)``, ``k`` or the work below its thresholds), else the fp32-class scheme named there;
-    the scheme also for the smallest products, where its fused engine beats SGEMM."""
-    if max(m, n) <= FUSED_FP32["max_mn"] and k <= FUSED_FP32["max_k"]:
-        return FP32_SCHEME
+    """What ``precision="fp32"`` runs on the GPU for a (batch of) m x n x k product: ``"sgemm_small"``
+    (float32 itself, one pass over the data) for small products, ``"sgemm"`` (cuBLAS SGEMM) where the
+    measurements in ``tuning.json`` found it the fastest (``min(m, n)``, ``k`` or the work below its
+    thresholds), else the fp32-class scheme named there."""
+    if max(m, n) <= SMALL_FP32["max_mn"] and k <= SMALL_FP32["max_k"]:
+        return "sgemm_small"
     small = (min(m, n) < SGEMM_BELOW["min_mn"] or k < SGEMM_BELOW["k"]
              or m * n * k * batch < SGEMM_BELOW["work"])
     return "sgemm" if small else FP32_SCHEME
@@ -92,6 +94,7 @@ def instantiations():
                                for tile in (TILES.get(d.name, DEFAULT_TILE), SMALL_TILE)}),
             GEMM90_FILE: sorted({gemm90_expression(d) for d in schemes} | {pieces_expression(d) for d in schemes}),
             FUSED_FILE: sorted({fused_expression(d, tile) for d in schemes for tile in FUSED_TILES}),
+            SMALL_FILE: [SMALL_EXPRESSION],
             SCALE_FILE: ["row_exponents", "column_peaks", "peak_exponents", "scale_rows_cols"],
             NONFINITE_FILE: sorted(NONFINITE_EXPRESSION.values())}
 
@@ -107,13 +110,14 @@ def matmul_fp32(a, b):
     import cupy
     batch_shape, batch, m, k, n = product_shape(a, b)
     path = fp32_path(m, n, k, batch)
-    if path != "sgemm":
+    if path not in ("sgemm", "sgemm_small"):
         return matmul(a, b, dtype(path), checked=True)
     if batch == 0 or m == 0 or n == 0 or k == 0:
         return cupy.zeros(batch_shape + (m, n), np.float32)
     a, b = flatten_batch(a, batch_shape, batch), flatten_batch(b, batch_shape, batch)
-    c = sgemm(a, b, cupy.empty((batch, m, n), np.float32))
-    return fix_sgemm(a, b, c).reshape(batch_shape + (m, n))
+    c = cupy.empty((batch, m, n), np.float32)
+    c = sgemm_small(a, b, c) if path == "sgemm_small" else fix_sgemm(a, b, sgemm(a, b, c))
+    return c.reshape(batch_shape + (m, n))
 
 
 def matmul(a, b, d, *, engine="auto", tile=None, chunk=None, checked=False, caches=(None, None)):
@@ -187,8 +191,8 @@ def _matrices(a, b):
 def direct_call(a, b, d=None):
     """A :class:`DirectCall` for cupy ``a``, ``b`` in scheme ``d`` (None: ``precision="fp32"``) where
     the layout needs no copy (C-contiguous float32 operands, each batch 1 or the product's, nothing
-    empty) and the product is SGEMM (``fp32_path``: one cuBLAS call, one fix-up launch) or one launch
-    of the fused engine (``auto_engine``); None otherwise."""
+    empty) and the product is SGEMM (``fp32_path``: one cuBLAS call, one fix-up launch), one launch of
+    ``sgemm_small`` or of the fused engine (``auto_engine``); None otherwise."""
     if a.dtype != np.float32 or b.dtype != np.float32 or not (a.flags.c_contiguous and b.flags.c_contiguous):
         return None
     a2, b2 = _matrices(a, b)
@@ -203,6 +207,8 @@ def direct_call(a, b, d=None):
             return DirectCall(shape, (PreparedSgemm(m, n, k, batch, 0 if own_a < batch else m * k,
                                                     0 if own_b < batch else k * n),
                                       sgemm_fixup(m, n, k, batch, own_a > 1, own_b > 1)))
+        if path == "sgemm_small":
+            return DirectCall(shape, (small_launch(m, n, k, batch, own_a > 1, own_b > 1),))
         d = dtype(path)
     if d.base not in FORMAT_CODE or auto_engine(d, m, n, k, batch) != "fused":
         return None

@@ -78,6 +78,24 @@ def multiprocessors():
     return _multiprocessors(cupy.cuda.runtime.getDevice())
 
 
+@functools.lru_cache(maxsize=None)
+def _resident_blocks(filename, expression, threads, shared_bytes, device):
+    from cupy_backends.cuda.api import driver
+    function = kernel(filename, expression)
+    if shared_bytes > 48 * 1024:
+        _allow_optin_shared(function, device)
+    per_multiprocessor = driver.occupancyMaxActiveBlocksPerMultiprocessor(
+        getattr(function, "kernel", function).ptr, threads, shared_bytes)
+    return max(per_multiprocessor, 1) * _multiprocessors(device)
+
+
+def resident_blocks(filename, expression, threads, shared_bytes):
+    """How many blocks of ``threads`` threads with ``shared_bytes`` of dynamic shared memory the
+    current GPU runs at once: the grid of a kernel that loops over its work (cached per device)."""
+    import cupy
+    return _resident_blocks(filename, expression, threads, shared_bytes, cupy.cuda.runtime.getDevice())
+
+
 def hopper():
     """True on a compute capability 9.0 device, where wgmma and TMA exist (sm_90a kernels)."""
     import cupy
