@@ -271,12 +271,13 @@ def test_replayed_matmul_is_bit_identical_to_a_first_call(dtype, precision, shap
     broadcast = len(shape_a) > 2 and len(shape_b) > 2 and shape_a[:-2] != shape_b[:-2]
     m, k, n = (shape_a[-2] if len(shape_a) > 1 else 1), shape_a[-1], (shape_b[-1] if len(shape_b) > 1 else 1)
     batch = int(np.prod(np.broadcast_shapes(shape_a[:-2], shape_b[:-2])))
-    sgemm = dtype is None and cuda_gemm.fp32_path(m, n, k, batch) in ("sgemm", "sgemm_small")
-    fused = not sgemm and max(m, n) <= cuda_gemm.FUSED["max_mn"] and k <= cuda_gemm.FUSED["max_k"]
-    if sgemm:
-        assert how == ("eager" if broadcast else "direct"), how           # SGEMM, sgemm_small: own launches
-    elif fused and not broadcast:
-        assert how == "direct", how                                       # the fused engine's one launch
+    path = cuda_gemm.fp32_path(m, n, k, batch) if dtype is None else None
+    one_launch = path == "sgemm_small" or (
+        path is None and max(m, n) <= cuda_gemm.FUSED["max_mn"] and k <= cuda_gemm.FUSED["max_k"])
+    if path == "sgemm":
+        assert how == ("eager" if broadcast else "direct"), how           # SGEMM: its own launches
+    elif one_launch and not broadcast:
+        assert how == "direct", how                                       # sgemm_small's or the fused engine's launch
     elif replay.capturable((a, b, c)):
         assert how == "graph", (how, _plans.reason(_key(a, b, dtype, precision)))
 
