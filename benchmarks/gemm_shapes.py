@@ -1,6 +1,6 @@
 """GEMM shapes benchmark on the GPU: square, batched and skinny products, every fp32-class scheme and
-``precision="fp32"`` (and ``sgemm_small``, its path for small products) beside cuBLAS SGEMM and
-TF32, each shape's ceiling in the same run.
+``precision="fp32"`` (and, for small products, its two float32 paths: ``sgemm_small`` and SGEMM with
+its fix-up) beside cuBLAS SGEMM and TF32, each shape's ceiling in the same run.
 
 Per row: CUDA-event time of one call queued behind a spin kernel (``event_us``: the GPU's time, not
 the host's gaps between the call's launches; ``gemm.device_us``, median of ``--reps`` after 0.5 s of
@@ -25,7 +25,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import gemm as bench  # noqa: E402  (time_ms, rel_error, cublas_gemm_ex, header)
 import readme_table  # noqa: E402  (shapes_table)
 import splitprec as sp  # noqa: E402
-from splitprec.engines.cuda import sgemm_small  # noqa: E402
+from splitprec.engines.cuda import gemm_cublas, nonfinite, sgemm_small  # noqa: E402
 
 SHAPES = [(512, 512, 512, 1), (1024, 1024, 1024, 1), (2048, 2048, 2048, 1), (64, 64, 64, 4096),
           (32, 32, 32, 16384), (16, 16, 16, 65536), (256, 256, 256, 512), (128, 8192, 8192, 1),
@@ -82,24 +82,26 @@ def ceiling_us(m, n, k, batch, products, rate, bandwidth):
     return max(data / bandwidth, products * 2 * m * n * k * batch / rate) * 1e6
 
 
-def small_call(a, b):
-    """The float32 kernel for small products (``sgemm_small``) on ``a``, ``b`` as a batch, or None
-    beyond its sizes."""
+def float32_paths(a, b):
+    """``precision="fp32"``'s two float32 paths on ``a``, ``b`` as a batch, ``[(name, call)]``, where
+    the shape allows ``sgemm_small``: it (``"sgemm_small"``) and cuBLAS SGEMM with its fix-up
+    (``"sgemm_path"``), the two the dispatch chooses between there."""
     a3, b3 = (x if x.ndim == 3 else x[None] for x in (a, b))
     (batch, m, k), n = a3.shape, b3.shape[-1]
     if max(m, n, k) > sgemm_small.MAX:
-        return None
-    return lambda: sgemm_small.sgemm_small(a3, b3, cupy.empty((batch, m, n), np.float32))
+        return []
+    empty = lambda: cupy.empty((batch, m, n), np.float32)  # noqa: E731
+    return [("sgemm_small", lambda: sgemm_small.sgemm_small(a3, b3, empty())),
+            ("sgemm_path", lambda: nonfinite.fix_sgemm(a3, b3, gemm_cublas.sgemm(a3, b3, empty())))]
 
 
 def rows(a, b):
-    """(name, call, products, base) of one shape: the anchors, each scheme, ``sgemm_small`` where the
-    shape allows it, ``precision="fp32"``."""
+    """(name, call, products, base) of one shape: the anchors, each scheme, the float32 paths where
+    the shape allows ``sgemm_small``, ``precision="fp32"``."""
     out = [("cublas_sgemm", lambda: cupy.matmul(a, b), None, None)]
     if a.ndim == 2:
         out.append(("cublas_tf32", lambda: bench.cublas_gemm_ex(a, b, 0, 77), 1, "tf32"))
-    if small_call(a, b):
-        out.append(("sgemm_small", small_call(a, b), None, None))
+    out += [(name, call, None, None) for name, call in float32_paths(a, b)]
     for name in SCHEMES:
         d = sp.dtype(name)
         out.append((name, lambda name=name: sp.matmul(a, b, dtype=name), len(d.products), d.base))

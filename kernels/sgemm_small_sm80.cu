@@ -24,10 +24,11 @@ struct SmallLayout {
         b_offset((group * m + 3) * stride_a), buffer(b_offset + group * kp * nb) {}
 };
 
-// Copy the operands of products first .. first + count - 1 into one buffer: A's columns and B's rows
-// from k to kp as zeros (they add 0 * 0); the columns of B past n and the slack rows of A only reach
-// entries of C that are not stored, and are left as they are. 16-byte copies where k (A) or n (B)
-// is a multiple of 4 and the base is aligned; B's group is then one contiguous run where k is too.
+// Copy the operands of products first .. first + count - 1 into one buffer: A's columns from k to kp
+// as -0 and B's rows as +0, so that their terms add -0, which leaves every sum as it is (+0 + -0 is
+// +0, -0 + -0 is -0); the columns of B past n and the slack rows of A only reach entries of C that
+// are not stored, and are left as they are. 16-byte copies where k (A) or n (B) is a multiple of 4
+// and the base is aligned; B's group is then one contiguous run where k is too.
 __device__ __forceinline__ void load_group(const float* a, const float* b, float* buffer, const SmallLayout& s,
                                            int m, int n, int k, long long first, int count, int a_batched,
                                            int b_batched, bool vector_a, bool vector_b) {
@@ -43,7 +44,8 @@ __device__ __forceinline__ void load_group(const float* a, const float* b, float
     for (int i = threadIdx.x; i < rows * s.kp; i += blockDim.x) {
       const int row = i / s.kp, c = i - row * s.kp;
       const int from = a_batched ? row : row % m;
-      copy_async<4>(buffer + row * s.stride_a + c, a_first + static_cast<long long>(from) * k + min(c, k - 1), c < k);
+      if (c < k) copy_async<4>(buffer + row * s.stride_a + c, a_first + static_cast<long long>(from) * k + c, true);
+      else buffer[row * s.stride_a + c] = -0.0f;
     }
   }
   float* b_s = buffer + s.b_offset;

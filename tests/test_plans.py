@@ -46,16 +46,18 @@ def _measured_shapes():
 
 
 def test_fp32_path_is_the_fastest_measured_path_of_every_shape():
-    """Per shape of the source measurement, the chosen path (SGEMM, sgemm_small or the scheme) is
-    within 5% of the fastest of them and the fp32-class schemes; the table covers square, batched
+    """Per shape of the source measurement, the chosen path is within 5% of the fastest path: the
+    fp32-class schemes, sgemm_small, and SGEMM with its fix-up (``sgemm_path``, measured where it
+    competes with sgemm_small; elsewhere bare SGEMM stands for it); the table covers square, batched
     and skinny."""
     shapes = _measured_shapes()
     regimes = {"square": 0, "batched": 0, "skinny": 0}
     for (m, n, k, batch), times in shapes.items():
-        candidates = {name: t for name, t in times.items() if name in ("cublas_sgemm", "sgemm_small")
+        sgemm = "sgemm_path" if "sgemm_path" in times else "cublas_sgemm"
+        candidates = {name: t for name, t in times.items() if name in (sgemm, "sgemm_small")
                       or (name in sp.dtypes("float32") and sp.dtype(name).fp32_class)}
         path = cuda_gemm.fp32_path(m, n, k, batch)
-        chosen = times["cublas_sgemm" if path == "sgemm" else path]
+        chosen = times[sgemm if path == "sgemm" else path]
         assert chosen <= 1.05 * min(candidates.values()), ((m, n, k, batch), path, candidates)
         regimes["batched" if batch > 1 else "square" if m == n == k else "skinny"] += 1
     assert min(regimes.values()) >= 2, regimes
