@@ -7,7 +7,7 @@ a call launches. The thread is part of it because a replay fills its graph's own
 two threads on one stream (cupy's default) must not share them.
 The first call with a signature runs as usual (checks, scheme and engine choice, compiles) and is
 remembered. A call whose launches the engine can repeat directly (``direct``: cuBLAS SGEMM and its
-fix-up) repeats them from then on; otherwise the second call captures the launches as a CUDA graph
+fix-up, ``sgemm_small``, the fused engine) repeats them from then on; otherwise the second call captures the launches as a CUDA graph
 (:class:`splitprec.engines.cuda.replay.GraphCall`), and every later one replays it: a copy of the
 operands in, one graph launch, a copy of the result out, with no check, no choice and no wait
 repeated. Calls the graph cannot hold run as before: operands with gaps or broadcast axes, more than
