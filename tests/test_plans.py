@@ -356,6 +356,25 @@ def test_precision_fp32_sgemm_path_within_bound(shape_a, shape_b):
     assert (np.abs(c - exact_matmul(a, b)) <= bound).all()
 
 
+@given(st.integers(1, 64), st.integers(1, 64), st.integers(1, 64))
+def test_sgemm_small_layout_fits_its_block(m, n, k):
+    """``sgemm_small``'s launch: a thread per 4 x 4 tile of C, at most 256 threads, two buffers within
+    the budget unless one product alone exceeds it (then one product per block), and within the
+    227 KiB an SM gives one block."""
+    group, threads, shared = cuda_sgemm_small.layout(m, n, k)
+    per_product = -(-m // 4) * -(-n // 4)
+    assert group >= 1 and threads == group * per_product and threads <= cuda_sgemm_small.THREADS
+    assert shared <= cuda_sgemm_small.SHARED_BUDGET or group == 1
+    assert shared <= 227 * 1024
+    stride_a = -(-(-(-k // 4) * 4) // 8) * 8 + 4
+    assert stride_a % 8 == 4 and shared % 16 == 0        # rows 16-byte aligned, neighbours on other banks
+
+
+def test_sgemm_small_refuses_products_past_its_size():
+    with pytest.raises(ValueError, match="expected each <= 64"):
+        cuda_sgemm_small.small_launch(65, 8, 8, 1, False, False)
+
+
 def _fma_float32(x, y, z):
     """``fma(x, y, z)`` of float32 arrays, rounded once to float32 (ties to even, subnormals kept):
     ``x y`` is exact in float64, their sum's float64 rounding error is recovered exactly (TwoSum),
