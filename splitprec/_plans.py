@@ -7,12 +7,12 @@ a call launches. The thread is part of it because a replay fills its graph's own
 two threads on one stream (cupy's default) must not share them.
 The first call with a signature runs as usual (checks, scheme and engine choice, compiles) and is
 remembered. A call whose launches the engine can repeat directly (``direct``: cuBLAS SGEMM and its
-fix-up, ``sgemm_small``, the fused engine) repeats them from then on; otherwise the second call captures the launches as a CUDA graph
-(:class:`splitprec.engines.cuda.replay.GraphCall`), and every later one replays it: a copy of the
-operands in, one graph launch, a copy of the result out, with no check, no choice and no wait
-repeated. Calls the graph cannot hold run as before: operands with gaps or broadcast axes, more than
-``replay.MAX_BYTES`` of operands and result (the device sets the pace there), work that reads the
-device back. The ``MAX_PLANS`` most recent signatures are kept, with the memory of their graphs.
+fix-up, ``sgemm_small``, the fused engine) repeats them from then on; otherwise the second call
+captures the launches as a CUDA graph (:class:`splitprec.engines.cuda.replay.GraphCall`), and every
+later one replays it: a copy of the operands in, one graph launch, a copy of the result out, with
+no check, no choice and no wait repeated. Calls the graph cannot hold run as before: operands with
+gaps or broadcast axes, more than ``replay.MAX_BYTES`` of operands and result (the device sets the
+pace there), work that reads the device back. The ``MAX_PLANS`` most recent signatures are kept, with the memory of their graphs.
 """
 import collections
 import sys
