@@ -342,6 +342,7 @@ def test_gpu_torch_cuda_tensors_are_read_without_a_copy_and_given_back():
 def test_gpu_cupy_in_cupy_out_on_the_current_stream():
     cupy = pytest.importorskip("cupy")
     a = cupy.asarray(randn(128, 64))
+    cupy.cuda.Device().synchronize()      # a non-blocking stream does not wait for the copy on the null stream
     stream = cupy.cuda.Stream(non_blocking=True)
     with stream:
         c = sp.matmul(a, a.T, dtype="tf32x3")
