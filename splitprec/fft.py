@@ -172,12 +172,14 @@ def _raw_fftn(a, s, axes, *, norm, out, dtype, inverse, real, op):
 
 def _fftn(a, s, axes, *, norm, out, dtype, inverse, real, op):
     d = scheme(dtype, op)
-    (x,), back = read(op, a=a)
-    x = operand(x, op, real=real and not inverse)
+    (read_a,), back = read(op, a=a)
+    x = operand(read_a, op, real=real and not inverse)
     s, axes = _nd_args(x, s, axes, op, inverse_real=real and inverse)
     if real and not axes:
         raise ValueError(f"{op}: axes is empty; expected at least one axis (the real one)")
     check_norm(norm)
+    if not axes:            # nothing to transform: the input's values and dtype, as numpy's and scipy's
+        return write(back(x.copy() if np.iscomplexobj(read_a.array) else x.real.copy()), out, op)
     kinds = ["c2c"] * len(axes)
     if real:
         kinds[-1] = "c2r" if inverse else "r2c"

@@ -129,6 +129,21 @@ def test_ihfft_and_rfftn_reject_complex_and_empty_axes():
         sp.fft.rfftn(np.ones((2, 2), np.float32), axes=())
 
 
+@pytest.mark.parametrize("name", ["fftn", "ifftn", "fft2", "ifft2"])
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_empty_axes_return_the_input_as_numpy_and_scipy_do_regression(name, dtype):
+    """``axes=()`` transforms nothing: numpy and scipy return the input, dtype included (a float32
+    input came back complex64); here a copy, also when written into ``out``."""
+    import scipy.fft
+    x = (np.arange(6).reshape(2, 3) * (1 + 1j if dtype == np.complex64 else 1)).astype(dtype)
+    got = getattr(sp.fft, name)(x, axes=())
+    for reference in (getattr(np.fft, name)(x, axes=()), getattr(scipy.fft, name)(x, axes=())):
+        assert got.dtype == reference.dtype and np.array_equal(got, reference)
+    assert not np.shares_memory(got, x)
+    out = np.zeros((2, 3), np.complex64)
+    assert getattr(sp.fft, name)(x, axes=(), out=out) is out and np.array_equal(out, x)
+
+
 # -- numpy 2's deprecations of s, and bools --------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["fftn", "ifftn", "rfftn", "irfftn"])
